@@ -1,0 +1,55 @@
+"""graphpar: parallel graph and survival workloads with Numba and MPI.
+
+Public API (imported lazily, so ``import graphpar`` stays fast):
+
+- Graphs: :class:`Graph`, :func:`validate_graph`, :func:`read_graph`,
+  :func:`write_graph`, :mod:`graphpar.generate`.
+- Shortest paths: :func:`sssp` (parallel delta-stepping; ``method="dijkstra"``
+  is the serial reference) and :func:`verify_sssp`.
+- GCN: :func:`gcn_normalize`, :func:`aggregate`, :class:`GCN`, :func:`train_gcn`,
+  :mod:`graphpar.datasets`.
+- Survival: :class:`CoxPH`, :func:`concordance_index`.
+- Threads: :func:`set_threads`, :func:`get_threads`.
+- Distributed (mpi4py): :mod:`graphpar.dist`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Graph": "graphpar.graph",
+    "index_dtype": "graphpar.graph",
+    "validate_graph": "graphpar._validation",
+    "read_graph": "graphpar.io",
+    "write_graph": "graphpar.io",
+    "sssp": "graphpar.shortest_paths",
+    "verify_sssp": "graphpar.shortest_paths",
+    "gcn_normalize": "graphpar.gcn",
+    "aggregate": "graphpar.gcn",
+    "GCN": "graphpar.gcn_model",
+    "train_gcn": "graphpar.gcn_model",
+    "CoxPH": "graphpar.cox",
+    "concordance_index": "graphpar.cox",
+    "set_threads": "graphpar.threads",
+    "get_threads": "graphpar.threads",
+}
+_SUBMODULES = ("generate", "datasets", "dist", "io", "kernels")
+
+__all__ = sorted(_LAZY) + list(_SUBMODULES)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"graphpar.{name}")
+    raise AttributeError(f"module 'graphpar' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

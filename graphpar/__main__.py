@@ -1,0 +1,7 @@
+"""``python -m graphpar`` runs the command-line tool."""
+
+import sys
+
+from graphpar.cli import main
+
+sys.exit(main())

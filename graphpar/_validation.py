@@ -1,0 +1,160 @@
+"""The one input validator used at every public entry point that takes a graph."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from graphpar.graph import Graph
+
+
+def _first_edge(g: Graph, mask: np.ndarray) -> tuple[int, int, float]:
+    k = int(np.argmax(mask))
+    u = int(np.searchsorted(g.indptr, k, side="right") - 1)
+    return u, int(g.indices[k]), float(g.weights[k])
+
+
+def validate_graph(
+    csgraph,
+    directed: bool = True,
+    *,
+    weights: str = "nonnegative",
+    name: str = "csgraph",
+) -> Graph:
+    """Convert any supported graph input to a :class:`Graph` and check its weights.
+
+    Parameters
+    ----------
+    csgraph : Graph, scipy sparse matrix or array, or array_like
+        The graph. Sparse input: every stored entry is an edge. Dense input:
+        0, inf and nan mean "no edge".
+    directed : bool, default True
+        With ``False`` the returned graph holds every edge both ways.
+    weights : {"nonnegative", "finite", "any"}
+        What the calling kernel accepts. NaN weights are always rejected;
+        ``"nonnegative"`` also rejects negative weights, ``"finite"`` rejects
+        negative and infinite ones.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    Graph
+        A graph the kernels can use directly. The input is never modified.
+
+    Raises
+    ------
+    TypeError
+        For an unsupported input type or a non-numeric dtype.
+    ValueError
+        For a non-square shape, out-of-range indices, or rejected weights,
+        naming the first offending edge ``(u, v, w)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> validate_graph(np.array([[0, 1], [0, 0]])).nnz
+    1
+    >>> validate_graph(np.array([[0, -1], [0, 0]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: csgraph has a negative edge weight: edge (0, 1, -1.0); this method needs \
+weights >= 0
+    """
+    if isinstance(csgraph, Graph):
+        g = csgraph
+    elif sp.issparse(csgraph):
+        if csgraph.ndim != 2 or csgraph.shape[0] != csgraph.shape[1]:
+            raise ValueError(
+                f"{name} must be a square (n, n) matrix, got shape {csgraph.shape}"
+            )
+        g = Graph.from_scipy(csgraph, directed=True)
+    else:
+        try:
+            arr = np.asarray(csgraph)
+        except Exception as exc:  # noqa: BLE001 - any conversion failure is a type error here
+            raise TypeError(
+                f"{name} must be a Graph, a scipy sparse matrix or array, or a dense "
+                f"array, got {type(csgraph).__name__}"
+            ) from exc
+        if arr.dtype == object:
+            raise TypeError(
+                f"{name} must be a Graph, a scipy sparse matrix or array, or a dense "
+                f"array, got {type(csgraph).__name__}"
+            )
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise ValueError(f"{name} must be a square (n, n) matrix, got shape {arr.shape}")
+        g = Graph.from_dense(arr, directed=True)
+    if not directed:
+        g = g.symmetrized()
+    _check_weights(g, weights, name)
+    return g
+
+
+def _check_weights(g: Graph, rule: str, name: str) -> None:
+    if rule not in ("nonnegative", "finite", "any"):
+        raise ValueError(f"weights rule must be 'nonnegative', 'finite' or 'any', got {rule!r}")
+    w = g.weights
+    if w.size == 0:
+        return
+    nan = np.isnan(w)
+    if nan.any():
+        u, v, x = _first_edge(g, nan)
+        raise ValueError(f"{name} has a NaN edge weight: edge ({u}, {v}, {x})")
+    if rule in ("nonnegative", "finite"):
+        neg = w < 0
+        if neg.any():
+            u, v, x = _first_edge(g, neg)
+            raise ValueError(
+                f"{name} has a negative edge weight: edge ({u}, {v}, {x}); "
+                "this method needs weights >= 0"
+            )
+    if rule == "finite":
+        inf = np.isinf(w)
+        if inf.any():
+            u, v, x = _first_edge(g, inf)
+            raise ValueError(f"{name} has an infinite edge weight: edge ({u}, {v}, {x})")
+
+
+def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, bool]:
+    """Validate source vertices against ``n``.
+
+    Returns
+    -------
+    sources : ndarray of int64, shape (k,)
+    scalar : bool
+        True when ``source`` was a single integer (results then drop the
+        leading axis, as scipy's ``indices=int`` does).
+
+    Examples
+    --------
+    >>> check_sources(3, 5)
+    (array([3]), True)
+    >>> check_sources([1, 7], 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: source[1] = 7 is out of range for a graph with 5 vertices
+    """
+    if isinstance(source, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer or a 1-D array of integers, got {source!r}")
+    if isinstance(source, numbers.Integral):
+        s = int(source)
+        if not -n <= s < n or n == 0:
+            raise ValueError(f"{name} = {s} is out of range for a graph with {n} vertices")
+        return np.array([s % n], dtype=np.int64), True
+    arr = np.asarray(source)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise TypeError(
+            f"{name} must be an integer or a 1-D array of integers, got "
+            f"{type(source).__name__} with shape {arr.shape} and dtype {arr.dtype}"
+        )
+    arr = arr.astype(np.int64)
+    bad = np.flatnonzero((arr < -n) | (arr >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"{name}[{i}] = {int(arr[i])} is out of range for a graph with {n} vertices"
+        )
+    return arr % max(n, 1), False
