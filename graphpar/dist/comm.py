@@ -1,0 +1,131 @@
+"""Communicators, threads per rank and ending the whole job on an error."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+__all__ = ["get_comm", "node_info", "setup_threads", "abort_job", "agree_on_error"]
+
+_WORLD_DUP = None
+
+
+def get_comm(comm=None):
+    """Return ``comm``, or by default a duplicate of ``COMM_WORLD`` made once per process.
+
+    graphpar's collectives run on their own duplicate so that they never match
+    messages of the caller's code on ``COMM_WORLD``.
+
+    Examples
+    --------
+    >>> get_comm().Get_size() >= 1
+    True
+    """
+    global _WORLD_DUP
+    if comm is not None:
+        return comm
+    if _WORLD_DUP is None:
+        _WORLD_DUP = MPI.COMM_WORLD.Dup()
+    return _WORLD_DUP
+
+
+def _available_cores() -> set[int]:
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return set(range(os.cpu_count() or 1))
+
+
+def node_info(comm=None) -> tuple[int, int, int]:
+    """Return ``(node_rank, node_size, node_cores)`` for the calling rank.
+
+    The ranks that share this node (``COMM_TYPE_SHARED``) pool the cores they
+    may run on (the union of their CPU affinity sets), so that the answer is
+    right whether or not the launcher binds ranks to cores. Collective.
+
+    Examples
+    --------
+    >>> rank, size, cores = node_info()
+    >>> 0 <= rank < size and cores >= 1
+    True
+    """
+    comm = get_comm(comm)
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    try:
+        cores = set().union(*node.allgather(_available_cores()))
+        return node.Get_rank(), node.Get_size(), max(1, len(cores))
+    finally:
+        node.Free()
+
+
+def setup_threads(threads: int | None = None, comm=None) -> int:
+    """Set this rank's Numba threads and return them. Collective.
+
+    ``threads`` wins; else ``GRAPHPAR_NUM_THREADS``; else (cores available on
+    this node) // (ranks on this node), at least 1 and at most Numba's
+    maximum. Oversubscribing the cores with ranks times threads is
+    catastrophically slow, hence the default.
+
+    Examples
+    --------
+    >>> setup_threads(1)
+    1
+    """
+    from graphpar.threads import ENV_THREADS, max_threads, set_threads
+
+    _, node_size, cores = node_info(comm)  # collective: every rank takes part
+    if threads is not None or os.environ.get(ENV_THREADS, "").strip():
+        return set_threads(threads)
+    return set_threads(max(1, min(max_threads(), cores // node_size)))
+
+
+def abort_job(message: str | None, status: int = 1, comm=None) -> None:
+    """Print ``message`` (once, from this rank) to stderr and end every rank of the job.
+
+    With more than one rank, a rank other than 0 waits a moment first: when
+    every rank hits the same error, rank 0 prints it and ends the job before
+    the others do, so the message appears once. Never returns.
+
+    Examples
+    --------
+    >>> abort_job("graphpar: error: bad input", 2)  # doctest: +SKIP
+    """
+    world = MPI.COMM_WORLD
+    if world.Get_size() > 1 and world.Get_rank() != 0:
+        time.sleep(0.5)
+    if message:
+        print(message, file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    world.Abort(int(status) if status else 1)
+
+
+def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None:
+    """Collectively agree whether any rank failed; return the first failure on every rank.
+
+    Each rank passes the exception it caught in a stage that every rank runs
+    (or None); all ranks get back the exception of the lowest failing rank (so
+    they can raise the same error and rank 0 alone reports it), or None.
+    Collective.
+
+    Examples
+    --------
+    >>> agree_on_error(None) is None
+    True
+    """
+    comm = get_comm(comm)
+    failed = comm.allreduce(comm.Get_rank() if exc is not None else comm.Get_size(), op=MPI.MIN)
+    if failed == comm.Get_size():
+        return None
+    info = None
+    if comm.Get_rank() == failed:
+        info = (type(exc), str(exc) if not isinstance(exc, KeyError) else str(exc.args[0]))
+    kind, msg = comm.bcast(info, root=failed)
+    if exc is not None and comm.Get_rank() == failed:
+        return exc
+    try:
+        return kind(msg)
+    except Exception:  # noqa: BLE001 - exception types with unusual constructors
+        return RuntimeError(msg)

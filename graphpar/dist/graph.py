@@ -1,0 +1,349 @@
+"""A graph distributed by contiguous vertex ranges: each rank owns its rows (out-edges).
+
+Naming: ``gn``/``gnnz`` are global counts (vertices, stored edges), ``ln``/``lnnz``
+this rank's. ``indptr`` (int64, ``ln + 1``) indexes this rank's rows, whose
+``indices`` are *global* target ids and ``weights`` float64, with the same
+conventions as :class:`graphpar.Graph`: rows sorted by target, duplicate edges
+collapsed to their smallest weight, an undirected graph storing every edge both
+ways. Gathered to one rank it is byte for byte the :class:`graphpar.Graph` that
+the serial readers and generators build.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphpar.dist.comm import get_comm
+from graphpar.dist.exchange import alltoallv, exchange_counts, exclusive_cumsum
+from graphpar.dist.partition import BlockPartition
+from graphpar.graph import Graph, index_dtype
+from graphpar.kernels import csr as _csr
+from graphpar.kernels import dist_sssp as _k
+
+__all__ = ["DistGraph", "scatter_graph"]
+
+
+class DistGraph:
+    """This rank's share of a graph distributed by contiguous vertex ranges.
+
+    Build one with :func:`scatter_graph`, :meth:`from_local_edges`,
+    :func:`graphpar.dist.read_graph` or :func:`graphpar.dist.generate`;
+    every rank of ``comm`` holds one.
+
+    Attributes
+    ----------
+    partition : BlockPartition
+        Which rank owns which vertices (one part per rank).
+    rank, nranks : int
+        This rank and the number of ranks.
+    lo, hi : int
+        This rank owns the global vertices ``lo <= v < hi``.
+    gn, ln : int
+        Global and local numbers of vertices.
+    gnnz, lnnz : int
+        Global and local numbers of stored edges.
+    indptr, indices, weights : ndarray
+        This rank's rows in CSR form (``indices`` are global ids).
+    directed : bool
+    comm : mpi4py.MPI.Comm
+
+    Examples
+    --------
+    >>> import graphpar as gp                                   # doctest: +SKIP
+    >>> g = gp.Graph.from_edges([0, 1], [1, 2])                 # doctest: +SKIP
+    >>> dg = scatter_graph(g)   # run under mpiexec -n K          # doctest: +SKIP
+    >>> dg.gn, dg.gnnz                                          # doctest: +SKIP
+    (3, 2)
+    """
+
+    def __init__(self, partition, indptr, indices, weights, *, directed=True, gnnz=None,
+                 comm=None):
+        comm = get_comm(comm)
+        if partition.nparts != comm.Get_size():
+            raise ValueError(
+                f"partition has {partition.nparts} parts but the communicator has "
+                f"{comm.Get_size()} ranks"
+            )
+        self.comm = comm
+        self.partition = partition
+        self.rank = comm.Get_rank()
+        self.nranks = comm.Get_size()
+        self.lo, self.hi = partition.range(self.rank)
+        self.gn = partition.n
+        self.ln = self.hi - self.lo
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices).astype(index_dtype(self.gn), copy=False)
+        self.weights = np.asarray(weights, dtype=np.float64)
+        if self.indptr.shape != (self.ln + 1,) or self.indptr[-1] != self.indices.size:
+            raise ValueError("local indptr does not match this rank's vertex range and edges")
+        self.directed = bool(directed)
+        self.lnnz = int(self.indices.size)
+        self.gnnz = int(comm.allreduce(self.lnnz)) if gnnz is None else int(gnnz)
+        self._sym = None
+        self._ghosts = None
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (
+            f"<DistGraph rank {self.rank}/{self.nranks}: vertices [{self.lo}, {self.hi}) of "
+            f"{self.gn}, {self.lnnz} of {self.gnnz} stored edges, {kind}>"
+        )
+
+    # ------------------------------------------------------------ builders
+    @classmethod
+    def from_local_edges(cls, src, dst, weights, gn: int, *, directed: bool = True,
+                         partition: BlockPartition | None = None, comm=None) -> DistGraph:
+        """Build a distributed graph from edges held anywhere: each rank passes some edges.
+
+        The edges (global 0-based ids) are shuffled to the ranks that own their
+        sources with one ``Alltoallv``; each rank then sorts its rows and keeps
+        the smallest weight of duplicate edges. With ``directed=False`` each
+        edge also travels reversed to the owner of its target. Collective.
+
+        Parameters
+        ----------
+        src, dst : ndarray of int
+            This rank's edges; ids must be in ``[0, gn)`` (not checked here).
+        weights : ndarray of float or None
+            Edge weights (default all ones).
+        gn : int
+            Global number of vertices.
+        directed : bool, default True
+        partition : BlockPartition, optional
+            Default: ``BlockPartition.block(gn, size)``.
+        comm : mpi4py.MPI.Comm, optional
+
+        Examples
+        --------
+        >>> dg = DistGraph.from_local_edges(np.array([0]), np.array([1]), None, 2)  # doctest: +SKIP
+        """
+        comm = get_comm(comm)
+        if partition is None:
+            partition = BlockPartition.block(gn, comm.Get_size())
+        idx = index_dtype(gn)
+        src = np.asarray(src).astype(idx, copy=False)
+        dst = np.asarray(dst).astype(idx, copy=False)
+        w = np.ones(src.size) if weights is None else np.asarray(weights, dtype=np.float64)
+        if not directed:
+            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+            w = np.concatenate([w, w])
+        src, dst, w = shuffle_edges(src, dst, w, partition, comm)
+        lo, hi = partition.range(comm.Get_rank())
+        indptr, cols, vals = local_csr(src, dst, w, lo, hi)
+        return cls(partition, indptr, cols, vals, directed=directed, comm=comm)
+
+    # ------------------------------------------------------------ views
+    def gather(self, root: int = 0) -> Graph | None:
+        """Gather the whole graph on ``root`` as a :class:`graphpar.Graph`; None elsewhere.
+
+        Collective. Only for graphs that fit on one rank (tests, small outputs).
+
+        Examples
+        --------
+        >>> g = dg.gather()   # doctest: +SKIP
+        """
+        comm = self.comm
+        deg = np.diff(self.indptr)
+        degs = gatherv(deg, root, comm)
+        idx = gatherv(self.indices, root, comm)
+        w = gatherv(self.weights, root, comm)
+        if comm.Get_rank() != root:
+            return None
+        indptr = np.zeros(self.gn + 1, dtype=np.int64)
+        np.cumsum(degs, out=indptr[1:])
+        return Graph(indptr, idx, w, directed=self.directed)
+
+    def symmetrized(self) -> DistGraph:
+        """Return the undirected closure (every edge both ways, smallest weight per pair).
+
+        Collective; the result is cached; an undirected graph returns itself.
+
+        Examples
+        --------
+        >>> und = dg.symmetrized()   # doctest: +SKIP
+        """
+        if not self.directed:
+            return self
+        if self._sym is None:
+            rows = np.repeat(np.arange(self.lo, self.hi, dtype=self.indices.dtype),
+                             np.diff(self.indptr))
+            self._sym = DistGraph.from_local_edges(
+                rows, self.indices, self.weights, self.gn, directed=False,
+                partition=self.partition, comm=self.comm,
+            )
+        return self._sym
+
+    def ghosts(self):
+        """Return ``(lidx, ghost_global, ghost_owner)``: targets relabelled to local ids.
+
+        Owned targets ``t`` become ``t - lo``; the other targets (ghosts), sorted
+        by global id, become ``ln, ln + 1, ...``. Cached. Local, not collective.
+
+        Examples
+        --------
+        >>> lidx, ghost_global, ghost_owner = dg.ghosts()   # doctest: +SKIP
+        """
+        if self._ghosts is None:
+            ind = self.indices
+            remote = ind[(ind < self.lo) | (ind >= self.hi)]
+            ghost_global = np.unique(remote).astype(np.int64)
+            ghost_owner = (np.searchsorted(self.partition.offsets, ghost_global, side="right")
+                           - 1).astype(np.int64)
+            lidx = np.empty(self.lnnz, dtype=index_dtype(self.ln + ghost_global.size))
+            _k.to_local_ids(ind, self.lo, self.hi, ghost_global, lidx)
+            self._ghosts = (lidx, ghost_global, ghost_owner)
+        return self._ghosts
+
+
+def gatherv(arr: np.ndarray, root: int, comm) -> np.ndarray | None:
+    """Gather 1-D arrays of any lengths on ``root`` (concatenated by rank); None elsewhere.
+
+    Examples
+    --------
+    >>> gatherv(np.arange(3), 0, get_comm())   # doctest: +SKIP
+    """
+    from mpi4py.util.dtlib import from_numpy_dtype
+
+    arr = np.ascontiguousarray(arr)
+    counts = np.array(comm.gather(arr.size, root=root) or [], dtype=np.int64)
+    mtype = from_numpy_dtype(arr.dtype)
+    if comm.Get_rank() == root:
+        out = np.empty(int(counts.sum()), dtype=arr.dtype)
+        comm.Gatherv([arr, mtype], [out, (counts, exclusive_cumsum(counts)), mtype], root=root)
+        return out
+    comm.Gatherv([arr, mtype], None, root=root)
+    return None
+
+
+def scatterv(arr: np.ndarray | None, counts: np.ndarray, dtype, root: int, comm) -> np.ndarray:
+    """Scatter consecutive pieces of ``arr`` (on ``root``) of ``counts[r]`` elements to rank r.
+
+    Examples
+    --------
+    >>> scatterv(np.arange(3), np.array([3]), np.int64, 0, get_comm())   # doctest: +SKIP
+    """
+    from mpi4py.util.dtlib import from_numpy_dtype
+
+    dtype = np.dtype(dtype)
+    mtype = from_numpy_dtype(dtype)
+    out = np.empty(int(counts[comm.Get_rank()]), dtype=dtype)
+    if comm.Get_rank() == root:
+        send = np.ascontiguousarray(arr, dtype=dtype)
+        comm.Scatterv([send, (counts, exclusive_cumsum(counts)), mtype], [out, mtype], root=root)
+    else:
+        comm.Scatterv(None, [out, mtype], root=root)
+    return out
+
+
+def shuffle_edges(src, dst, w, partition: BlockPartition, comm):
+    """Send each edge ``(src, dst, w)`` to the rank that owns ``src``; return what arrives.
+
+    Collective (one ``Alltoall`` of counts and one ``Alltoallv`` per array).
+
+    Examples
+    --------
+    >>> s, d, w = shuffle_edges(src, dst, w, part, comm)   # doctest: +SKIP
+    """
+    counts = np.zeros(partition.nparts, dtype=np.int64)
+    perm = np.empty(src.size, dtype=np.int64)
+    _k.group_by_owner(src, partition.offsets, counts, perm)
+    recvcounts = exchange_counts(counts, comm)
+    out = []
+    for arr in (src, dst, w):
+        out.append(alltoallv(arr[perm], counts, recvcounts, comm))
+    return tuple(out)
+
+
+def local_csr(src, dst, w, lo: int, hi: int):
+    """Build this rank's rows ``lo .. hi-1`` from edges whose sources it owns.
+
+    Rows are sorted by target and duplicates keep their smallest weight, as in
+    :class:`graphpar.Graph`. Returns ``(indptr, indices, weights)``.
+
+    Examples
+    --------
+    >>> ip, ix, ww = local_csr(np.array([1]), np.array([0]), np.array([2.0]), 1, 2)
+    >>> ip.tolist(), ix.tolist(), ww.tolist()
+    ([0, 1], [0], [2.0])
+    """
+    ln = hi - lo
+    rows = (np.asarray(src, dtype=np.int64) - lo)
+    counts = np.zeros(ln, dtype=np.int64)
+    _csr.count_rows(rows, ln, counts)
+    indptr = np.zeros(ln + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    cols = np.empty(rows.size, dtype=dst.dtype)
+    vals = np.empty(rows.size, dtype=np.float64)
+    _csr.scatter_coo(rows, dst, np.asarray(w, dtype=np.float64), indptr, cols, vals)
+    new_counts = np.empty(ln, dtype=np.int64)
+    _csr.sort_rows_keep_min(indptr, cols, vals, new_counts)
+    new_indptr = np.zeros(ln + 1, dtype=np.int64)
+    np.cumsum(new_counts, out=new_indptr[1:])
+    if new_indptr[-1] != cols.size:
+        c2 = np.empty(new_indptr[-1], dtype=cols.dtype)
+        v2 = np.empty(new_indptr[-1], dtype=np.float64)
+        _csr.compact_rows(indptr, new_indptr, cols, vals, c2, v2)
+        cols, vals = c2, v2
+    return new_indptr, cols, vals
+
+
+def scatter_graph(graph, root: int = 0, *, partition: BlockPartition | None = None,
+                  comm=None) -> DistGraph:
+    """Distribute a graph held on ``root`` (any graphpar.sssp input) to every rank.
+
+    Parameters
+    ----------
+    graph : Graph, scipy sparse or dense array, or None
+        The whole graph on ``root``; ignored elsewhere.
+    root : int, default 0
+    partition : BlockPartition, optional
+        Default: balanced by edges (:meth:`BlockPartition.edge_balanced`).
+    comm : mpi4py.MPI.Comm, optional
+
+    Returns
+    -------
+    DistGraph
+        Collective: every rank gets its rows.
+
+    Examples
+    --------
+    >>> dg = scatter_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
+    """
+    from graphpar._validation import validate_graph
+    from graphpar.dist.comm import agree_on_error
+
+    comm = get_comm(comm)
+    meta = None
+    err = None
+    if comm.Get_rank() == root:
+        try:
+            g = validate_graph(graph, True, weights="any", name="graph")
+            part = partition or BlockPartition.edge_balanced(g.indptr, comm.Get_size())
+            if part.n != g.n or part.nparts != comm.Get_size():
+                raise ValueError(
+                    f"partition is for {part.n} vertices in {part.nparts} parts; the graph "
+                    f"has {g.n} vertices and the communicator {comm.Get_size()} ranks"
+                )
+            meta = (part.offsets, g.directed, g.nnz)
+        except (ValueError, TypeError) as exc:
+            err = exc
+    err = agree_on_error(err, comm)
+    if err is not None:
+        raise err
+    offsets, directed, gnnz = comm.bcast(meta, root=root)
+    part = BlockPartition(offsets)
+    off = part.offsets
+    if comm.Get_rank() == root:
+        deg = np.diff(g.indptr)
+        ecounts = g.indptr[off[1:]] - g.indptr[off[:-1]]
+    else:
+        g = deg = ecounts = None
+    ecounts = comm.bcast(ecounts, root=root)
+    vcounts = np.diff(off)
+    ldeg = scatterv(deg, vcounts, np.int64, root, comm)
+    idx_dtype = index_dtype(part.n)
+    indices = scatterv(None if g is None else g.indices, ecounts, idx_dtype, root, comm)
+    weights = scatterv(None if g is None else g.weights, ecounts, np.float64, root, comm)
+    indptr = np.zeros(ldeg.size + 1, dtype=np.int64)
+    np.cumsum(ldeg, out=indptr[1:])
+    return DistGraph(part, indptr, indices, weights, directed=directed, gnnz=gnnz, comm=comm)

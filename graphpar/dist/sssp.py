@@ -1,0 +1,321 @@
+"""Distributed bucket-synchronous delta-stepping SSSP over a :class:`DistGraph`.
+
+Per bucket (the global minimum non-empty one, found by ``Allreduce``): light
+phases relax the edges of weight ``<= delta`` of the bucket's vertices until no
+rank has work left, each phase ending in one exchange; then one heavy phase
+relaxes the heavier edges of every vertex settled in the bucket. An exchange
+is one ``Alltoall`` of (words, active flag) per rank and one ``Alltoallv`` of
+requests ``(vertex, distance[, predecessor])`` for remote vertices, batched
+per destination. A rank remembers the best distance it has sent for each
+remote vertex (its ghost copy) and sends only improvements.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from mpi4py import MPI
+
+from graphpar.dist.exchange import alltoallv
+from graphpar.dist.graph import DistGraph
+from graphpar.kernels import dist_sssp as _k
+
+__all__ = ["sssp", "DistSSSPResult", "choose_delta"]
+
+NO_PRED = _k.NO_PRED
+
+
+class DistSSSPResult:
+    """This rank's part of a distributed SSSP result.
+
+    Attributes
+    ----------
+    dist : ndarray of float64, shape (ln,)
+        Distances of this rank's vertices (``inf`` when unreachable).
+    pred : ndarray of int64, shape (ln,), or None
+        Predecessors (global ids, ``-9999`` for none), when requested.
+    partition : BlockPartition
+    lo, hi : int
+        This rank's vertex range.
+    rounds : int
+        Exchanges (bulk-synchronous communication rounds), the same on every rank.
+    buckets : int
+        Buckets processed.
+    bytes_sent : int
+        Request bytes this rank sent to other ranks.
+    bytes_exchanged : int
+        Request bytes sent between ranks, summed over all ranks.
+    delta : float
+
+    Examples
+    --------
+    >>> res = sssp(dg, 0)          # under mpiexec  # doctest: +SKIP
+    >>> full = res.gather()        # the whole distance array on rank 0  # doctest: +SKIP
+    """
+
+    def __init__(self, dist, pred, partition, comm, rounds, buckets, bytes_sent, delta):
+        self.dist = dist
+        self.pred = pred
+        self.partition = partition
+        self.comm = comm
+        self.lo, self.hi = partition.range(comm.Get_rank())
+        self.rounds = int(rounds)
+        self.buckets = int(buckets)
+        self.bytes_sent = int(bytes_sent)
+        self.bytes_exchanged = int(comm.allreduce(self.bytes_sent))
+        self.delta = float(delta)
+
+    def gather(self, root: int = 0):
+        """Gather the full distances (and predecessors) on ``root``; None elsewhere.
+
+        Returns ``dist`` or ``(dist, pred)`` as :func:`graphpar.sssp` does.
+        Collective.
+
+        Examples
+        --------
+        >>> dist = res.gather(root=0)   # doctest: +SKIP
+        """
+        from graphpar.dist.graph import gatherv
+
+        d = gatherv(self.dist, root, self.comm)
+        p = gatherv(self.pred, root, self.comm) if self.pred is not None else None
+        if self.comm.Get_rank() != root:
+            return None
+        return d if self.pred is None else (d, p)
+
+    def write(self, path, predecessors_path=None) -> None:
+        """Write the distances to one ``.npy`` file, each rank writing its own slice.
+
+        Rank 0 creates the file (float64, shape ``(gn,)``); every rank then
+        writes its range into it. The file system must be shared by the ranks.
+        Collective.
+
+        Examples
+        --------
+        >>> res.write("dist.npy")   # doctest: +SKIP
+        """
+        _write_slices(path, self.dist, self.partition, self.comm)
+        if predecessors_path is not None and self.pred is not None:
+            _write_slices(predecessors_path, self.pred, self.partition, self.comm)
+
+
+def _write_slices(path, local, partition, comm):
+    path = os.fspath(path)
+    err = None
+    if comm.Get_rank() == 0:
+        try:
+            mm = np.lib.format.open_memmap(path, mode="w+", dtype=local.dtype,
+                                           shape=(partition.n,))
+            del mm
+        except OSError as exc:
+            err = exc
+    from graphpar.dist.comm import agree_on_error
+
+    err = agree_on_error(err, comm)
+    if err is not None:
+        raise err
+    lo, hi = partition.range(comm.Get_rank())
+    if hi > lo:
+        mm = np.lib.format.open_memmap(path, mode="r+")
+        mm[lo:hi] = local
+        mm.flush()
+        del mm
+    comm.Barrier()
+
+
+def choose_delta(dg: DistGraph) -> float:
+    """Return the default bucket width: ``max_weight / max(1, gnnz / gn)``, or 1 without edges.
+
+    The rule of Meyer and Sanders (delta about 1/d for weights up to 1): it keeps
+    about one expected light edge per vertex. Collective.
+
+    Examples
+    --------
+    >>> choose_delta(dg)   # doctest: +SKIP
+    8.0
+    """
+    comm = dg.comm
+    wmax = comm.allreduce(float(dg.weights.max()) if dg.lnnz else 0.0, op=MPI.MAX)
+    if dg.gnnz == 0 or not wmax > 0 or not np.isfinite(wmax):
+        return 1.0
+    avg_deg = max(1.0, dg.gnnz / max(dg.gn, 1))
+    return wmax / avg_deg
+
+
+def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = None,
+         return_predecessors: bool = False, limit: float = np.inf):
+    """Single-source shortest paths on a distributed graph by delta-stepping. Collective.
+
+    Parameters
+    ----------
+    dg : DistGraph
+        Every rank passes its share.
+    source : int
+        Global source vertex (the same on every rank); negative counts from the end.
+    directed : bool, default True
+        With False every edge is used both ways (as :func:`graphpar.sssp`).
+    delta : float, optional
+        Bucket width > 0; default :func:`choose_delta`. Distances do not depend on it.
+    return_predecessors : bool, default False
+        Also compute a shortest-path tree (global ids, ``-9999`` for none).
+    limit : float, default inf
+        Vertices farther than ``limit`` are left at ``inf``, as in scipy.
+
+    Returns
+    -------
+    DistSSSPResult
+        This rank's distances (and predecessors), plus rounds and bytes exchanged;
+        ``.gather(root=0)`` assembles the full arrays.
+
+    Raises
+    ------
+    ValueError
+        On every rank alike: a source out of range, negative or NaN weights
+        (naming the first bad edge), a bad ``delta`` or ``limit``.
+
+    Examples
+    --------
+    >>> res = sssp(dg, 0)                     # doctest: +SKIP
+    >>> res.dist                              # this rank's distances  # doctest: +SKIP
+    """
+    from graphpar.dist.comm import agree_on_error
+
+    comm = dg.comm
+    err = None
+    try:
+        s = _check_args(dg, source, delta, limit)
+        _check_weights(dg)
+    except (ValueError, TypeError) as exc:
+        err = exc
+    err = agree_on_error(err, comm)
+    if err is not None:
+        raise err
+    if not directed:
+        dg = dg.symmetrized()
+    if delta is None:
+        delta = choose_delta(dg)
+    return _delta_stepping(dg, s, float(delta), bool(return_predecessors), float(limit))
+
+
+def _check_args(dg, source, delta, limit) -> int:
+    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
+        raise TypeError(f"source must be an integer, got {source!r}")
+    s = int(source)
+    if not -dg.gn <= s < dg.gn or dg.gn == 0:
+        raise ValueError(f"source = {s} is out of range for a graph with {dg.gn} vertices")
+    if delta is not None and not (float(delta) > 0 and np.isfinite(float(delta))):
+        raise ValueError(f"delta must be a finite number > 0, got {delta}")
+    if not float(limit) >= 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    return s % dg.gn
+
+
+def _check_weights(dg) -> None:
+    w = dg.weights
+    bad = np.isnan(w) | (w < 0)
+    if bad.any():
+        k = int(np.argmax(bad))
+        u = dg.lo + int(np.searchsorted(dg.indptr, k, side="right") - 1)
+        kind = "NaN" if np.isnan(w[k]) else "negative"
+        raise ValueError(
+            f"graph has a {kind} edge weight: edge ({u}, {int(dg.indices[k])}, {float(w[k])}); "
+            "this method needs weights >= 0"
+        )
+
+
+def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit: float):
+    comm = dg.comm
+    nranks = comm.Get_size()
+    lo, ln = dg.lo, dg.ln
+    lidx, ghost_global, ghost_owner = dg.ghosts()
+    ng = ghost_global.size
+    words = 3 if with_pred else 2
+
+    dist = np.full(ln + ng, np.inf)
+    pred = np.full(ln + ng, NO_PRED, dtype=np.int64)
+    done = np.full(ln, np.inf)
+    iv = np.int64
+    frontier = np.empty(ln, dtype=iv)
+    nxt = np.empty(ln, dtype=iv)
+    in_next = np.zeros(ln, dtype=np.uint8)
+    pend = np.empty(ln, dtype=iv)
+    in_pend = np.zeros(ln, dtype=np.uint8)
+    settled = np.empty(ln, dtype=iv)
+    in_settled = np.zeros(ln, dtype=np.uint8)
+    dirty = np.empty(ng, dtype=iv)
+    in_dirty = np.zeros(ng, dtype=np.uint8)
+    sendbuf = np.empty(words * ng, dtype=np.int64)
+    sendcounts = np.zeros(nranks, dtype=np.int64)
+    flags_send = np.zeros((nranks, 2), dtype=np.int64)
+    flags_recv = np.zeros((nranks, 2), dtype=np.int64)
+    recvbuf = np.empty(max(words * 1024, words * ln), dtype=np.int64)
+    npend = 0
+    if lo <= s < dg.hi:
+        dist[s - lo] = 0.0
+        pend[0] = s - lo
+        in_pend[s - lo] = 1
+        npend = 1
+
+    rounds = 0
+    buckets = 0
+    bytes_sent = 0
+    not_mine = np.ones(nranks, dtype=bool)
+    not_mine[comm.Get_rank()] = False
+    minbuf = np.zeros(1, dtype=np.int64)
+    gminbuf = np.zeros(1, dtype=np.int64)
+
+    def exchange(ndirty, active, light, bucket, nnext, npend):
+        nonlocal rounds, bytes_sent, recvbuf
+        nw = _k.pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global, dist, pred,
+                              ln, nranks, with_pred, sendcounts, sendbuf)
+        flags_send[:, 0] = sendcounts
+        flags_send[:, 1] = 1 if (active or nw) else 0
+        comm.Alltoall(flags_send, flags_recv)
+        recvcounts = np.ascontiguousarray(flags_recv[:, 0])
+        total = int(recvcounts.sum())
+        if recvbuf.size < total:
+            recvbuf = np.empty(2 * total, dtype=np.int64)
+        if flags_recv[:, 0].any() or nw:
+            alltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, out=recvbuf)
+        rounds += 1
+        bytes_sent += 8 * int(sendcounts[not_mine].sum())
+        nnext, npend = _k.apply_requests(recvbuf, total, with_pred, lo, dist, pred, delta,
+                                         bucket, light, nxt, nnext, in_next, pend, npend,
+                                         in_pend)
+        return bool(flags_recv[:, 1].any()), nnext, npend
+
+    while True:
+        npend, mb = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
+        minbuf[0] = mb
+        comm.Allreduce(minbuf, gminbuf, op=MPI.MIN)
+        bucket = int(gminbuf[0])
+        if bucket == _k.NO_BUCKET:
+            break
+        buckets += 1
+        npend, nf = _k.take_bucket(pend, npend, in_pend, dist, delta, bucket, frontier, in_next)
+        nsettled = 0
+        while True:  # light phases
+            nnext, npend, ndirty, nsettled = _k.relax(
+                frontier, nf, dg.indptr, lidx, dg.weights, dist, pred, done, lo, ln, delta,
+                bucket, True, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
+                in_dirty, settled, nsettled, in_settled,
+            )
+            more, nnext, npend = exchange(ndirty, nnext > 0, True, bucket, nnext, npend)
+            frontier, nxt = nxt, frontier
+            nf = nnext
+            if not more:
+                break
+        # heavy phase over the vertices settled in this bucket
+        _, npend, ndirty, _ = _k.relax(
+            settled, nsettled, dg.indptr, lidx, dg.weights, dist, pred, done, lo, ln, delta,
+            bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
+            in_dirty, settled, nsettled, in_settled,
+        )
+        _k.clear_flags(settled, nsettled, in_settled)
+        _, _, npend = exchange(ndirty, False, False, bucket, 0, npend)
+
+    out_pred = pred[:ln].copy() if with_pred else None
+    return DistSSSPResult(dist[:ln].copy(), out_pred, dg.partition, comm, rounds, buckets,
+                          bytes_sent, delta)
+

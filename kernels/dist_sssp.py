@@ -1,0 +1,239 @@
+"""Local kernels of the distributed, bucket-synchronous delta-stepping SSSP.
+
+Each rank owns ``ln`` vertices (local ids ``0 .. ln-1``) and refers to the
+``ng`` remote targets of its edges as ghosts (local ids ``ln .. ln+ng-1``).
+``dist`` and ``pred`` have ``ln + ng`` slots: a ghost's slot holds the best
+distance this rank has sent for it, so each improvement is sent once and
+requests that cannot help are never sent. ``pred`` holds global vertex ids.
+
+A vertex's bucket is ``int(dist / delta)``. ``done[v]`` is the distance at
+which ``v``'s light edges were last relaxed; a pending entry with
+``dist[v] >= done[v]`` is stale. Lists are preallocated arrays plus a count,
+with a ``uint8`` membership flag per vertex so that no vertex is listed twice.
+"""
+
+import numpy as np
+from numba import njit
+
+NO_PRED = -9999
+NO_BUCKET = np.iinfo(np.int64).max
+
+
+@njit(cache=True)
+def group_by_owner(keys, offsets, counts, perm):
+    """Counting-sort positions of ``keys`` by owning block (``offsets`` of a partition).
+
+    ``counts[k]`` (zeroed by the caller) receives how many keys block ``k``
+    owns, and ``perm`` the positions of the keys grouped by block, in input
+    order within a block.
+    """
+    nparts = offsets.size - 1
+    owner = np.empty(keys.size, dtype=np.int64)
+    for i in range(keys.size):
+        v = keys[i]
+        lo = 0
+        hi = nparts
+        while hi - lo > 1:  # last block with offsets[k] <= v
+            mid = (lo + hi) // 2
+            if offsets[mid] <= v:
+                lo = mid
+            else:
+                hi = mid
+        owner[i] = lo
+        counts[lo] += 1
+    pos = np.empty(nparts, dtype=np.int64)
+    acc = 0
+    for k in range(nparts):
+        pos[k] = acc
+        acc += counts[k]
+    for i in range(keys.size):
+        k = owner[i]
+        perm[pos[k]] = i
+        pos[k] += 1
+
+
+@njit(cache=True)
+def to_local_ids(indices, lo, hi, ghosts, out):
+    """Map global targets to local ids: ``t - lo`` if owned, else ``ln + rank in ghosts``."""
+    ln = hi - lo
+    for k in range(indices.size):
+        t = indices[k]
+        if lo <= t < hi:
+            out[k] = t - lo
+        else:
+            out[k] = ln + np.searchsorted(ghosts, t)
+
+
+@njit(cache=True)
+def _bucket(d, delta):
+    return np.int64(d / delta)
+
+
+@njit(cache=True)
+def relax(
+    frontier, nf, indptr, lidx, weights, dist, pred, done, lo, ln, delta, bucket, light,
+    limit, nxt, nnext, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
+    settled, nsettled, in_settled,
+):
+    """Relax the light (``light=True``) or heavy edges of the ``nf`` vertices in ``frontier``.
+
+    Light phase: ``frontier`` is the current bucket; each vertex is marked done
+    at its distance and listed in ``settled`` (for the heavy phase); improved
+    owned vertices go to ``nxt`` when still in ``bucket``, else to ``pend``.
+    Heavy phase: ``frontier`` is ``settled``; improved owned vertices go to
+    ``pend``. Improved ghosts go to ``dirty`` (to be sent). Returns the new
+    ``(nnext, npend, ndirty, nsettled)``.
+    """
+    for i in range(nf):
+        u = frontier[i]
+        du = dist[u]
+        if light:
+            in_next[u] = 0
+            if du >= done[u]:
+                continue
+            done[u] = du
+            if in_settled[u] == 0:
+                in_settled[u] = 1
+                settled[nsettled] = u
+                nsettled += 1
+        gu = lo + u
+        for e in range(indptr[u], indptr[u + 1]):
+            w = weights[e]
+            if (w <= delta) != light:
+                continue
+            nd = du + w
+            if nd > limit:
+                continue
+            v = lidx[e]
+            if nd < dist[v]:
+                dist[v] = nd
+                pred[v] = gu
+                if v >= ln:
+                    g = v - ln
+                    if in_dirty[g] == 0:
+                        in_dirty[g] = 1
+                        dirty[ndirty] = g
+                        ndirty += 1
+                elif light and _bucket(nd, delta) <= bucket:
+                    if in_next[v] == 0:
+                        in_next[v] = 1
+                        nxt[nnext] = v
+                        nnext += 1
+                elif in_pend[v] == 0:
+                    in_pend[v] = 1
+                    pend[npend] = v
+                    npend += 1
+    return nnext, npend, ndirty, nsettled
+
+
+@njit(cache=True)
+def pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global, dist, pred, ln,
+                  nparts, with_pred, counts, sendbuf):
+    """Pack the dirty ghosts' (id, distance, predecessor) by owner into ``sendbuf``.
+
+    ``sendbuf`` is int64 with ``2`` (or ``3`` with ``with_pred``) words per
+    request, the distance stored as its float64 bit pattern. ``counts[k]``
+    receives the number of words for rank ``k``. Clears the dirty flags.
+    """
+    words = 3 if with_pred else 2
+    for k in range(nparts):
+        counts[k] = 0
+    for i in range(ndirty):
+        counts[ghost_owner[dirty[i]]] += words
+    pos = np.empty(nparts, dtype=np.int64)
+    acc = 0
+    for k in range(nparts):
+        pos[k] = acc
+        acc += counts[k]
+    dview = dist.view(np.int64)
+    for i in range(ndirty):
+        g = dirty[i]
+        in_dirty[g] = 0
+        k = ghost_owner[g]
+        p = pos[k]
+        sendbuf[p] = ghost_global[g]
+        sendbuf[p + 1] = dview[ln + g]
+        if with_pred:
+            sendbuf[p + 2] = pred[ln + g]
+        pos[k] = p + words
+    return acc
+
+
+@njit(cache=True)
+def apply_requests(recvbuf, nwords, with_pred, lo, dist, pred, delta, bucket, light,
+                   nxt, nnext, in_next, pend, npend, in_pend):
+    """Apply received (id, distance, predecessor) requests to owned vertices.
+
+    Improved vertices join ``nxt`` when ``light`` and still in ``bucket``, else
+    ``pend``. Returns the new ``(nnext, npend)``.
+    """
+    words = 3 if with_pred else 2
+    fview = recvbuf.view(np.float64)
+    for p in range(0, nwords, words):
+        v = recvbuf[p] - lo
+        nd = fview[p + 1]
+        if nd < dist[v]:
+            dist[v] = nd
+            if with_pred:
+                pred[v] = recvbuf[p + 2]
+            if light and _bucket(nd, delta) <= bucket:
+                if in_next[v] == 0:
+                    in_next[v] = 1
+                    nxt[nnext] = v
+                    nnext += 1
+            elif in_pend[v] == 0:
+                in_pend[v] = 1
+                pend[npend] = v
+                npend += 1
+    return nnext, npend
+
+
+@njit(cache=True)
+def pending_min_bucket(pend, npend, in_pend, dist, done, delta):
+    """Drop stale pending entries (compacting the list); return ``(npend, min bucket)``.
+
+    The minimum is ``NO_BUCKET`` when nothing is pending.
+    """
+    best = NO_BUCKET
+    k = 0
+    for i in range(npend):
+        v = pend[i]
+        d = dist[v]
+        if d >= done[v]:
+            in_pend[v] = 0
+            continue
+        pend[k] = v
+        k += 1
+        b = _bucket(d, delta)
+        if b < best:
+            best = b
+    return k, best
+
+
+@njit(cache=True)
+def take_bucket(pend, npend, in_pend, dist, delta, bucket, nxt, in_next):
+    """Move pending vertices whose bucket is ``<= bucket`` into ``nxt``.
+
+    Returns ``(npend, nnext)``; ``nxt`` must be empty on entry.
+    """
+    k = 0
+    nn = 0
+    for i in range(npend):
+        v = pend[i]
+        if _bucket(dist[v], delta) <= bucket:
+            in_pend[v] = 0
+            if in_next[v] == 0:
+                in_next[v] = 1
+                nxt[nn] = v
+                nn += 1
+        else:
+            pend[k] = v
+            k += 1
+    return k, nn
+
+
+@njit(cache=True)
+def clear_flags(lst, n, flags):
+    """Reset ``flags`` of the first ``n`` entries of ``lst``."""
+    for i in range(n):
+        flags[lst[i]] = 0
