@@ -8,7 +8,9 @@ import time
 
 from mpi4py import MPI
 
-__all__ = ["get_comm", "node_info", "setup_threads", "abort_job", "agree_on_error"]
+__all__ = [
+    "get_comm", "node_info", "setup_threads", "abort_job", "abort_on_error", "agree_on_error",
+]
 
 _WORLD_DUP = None
 
@@ -129,3 +131,35 @@ def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None
         return kind(msg)
     except Exception:  # noqa: BLE001 - exception types with unusual constructors
         return RuntimeError(msg)
+
+
+class abort_on_error:  # noqa: N801 - used like a function: ``with abort_on_error():``
+    """Context manager: any exception in the block ends the whole MPI job.
+
+    The failing rank prints ``graphpar: error: <message>`` (bad-input errors:
+    ``ValueError``, ``TypeError``, ``OSError``, ``KeyError``; exit status 2) or
+    the traceback (anything else; status 1) and calls ``Abort`` on
+    ``COMM_WORLD``, so that ranks waiting in a collective do not hang.
+
+    Examples
+    --------
+    >>> with abort_on_error():   # doctest: +SKIP
+    ...     run_my_job()
+    """
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is None or isinstance(exc, SystemExit) and not exc.code:
+            return False
+        from graphpar.cli._errors import EXIT_USER_ERROR, USER_ERRORS
+
+        if isinstance(exc, USER_ERRORS):
+            msg = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
+            abort_job(f"graphpar: error: {msg}", EXIT_USER_ERROR)
+        import traceback
+
+        text = "".join(traceback.format_exception(kind, exc, tb)).rstrip()
+        abort_job(f"graphpar: rank {MPI.COMM_WORLD.Get_rank()} failed:\n{text}", 1)
+        return False
