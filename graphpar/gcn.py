@@ -1,0 +1,353 @@
+"""GCN aggregation: the normalised operator ``D^-1/2 (A+I) D^-1/2`` and ``op @ H``.
+
+:func:`gcn_normalize` builds the operator as a :class:`GCNOperator`, a
+``scipy.sparse.csr_array`` that also keeps what :func:`aggregate` needs for
+the backward pass (the CSR of its transpose, computed once on first use, or
+the operator itself when it is symmetric). :func:`aggregate` computes
+``op @ H`` or ``op.T @ H`` with a row-parallel Numba kernel and no atomics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from graphpar._validation import validate_graph
+from graphpar.graph import Graph
+from graphpar.kernels import aggregate as _kernel
+
+__all__ = ["GCNOperator", "aggregate", "as_operator", "gcn_normalize"]
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class GCNOperator(sp.csr_array):
+    """A ``csr_array`` that keeps its transpose and kernel-ready arrays for :func:`aggregate`.
+
+    It behaves exactly like a ``scipy.sparse.csr_array``. On first use,
+    :func:`aggregate` checks it (finite values, indices in range) and caches
+    the arrays the kernel reads; with ``transpose=True`` it also builds and
+    keeps the CSR of ``op.T`` (or, when the operator is symmetric, reuses the
+    operator itself). Treat it as immutable: changing ``data``, ``indices`` or
+    ``indptr`` in place after the first :func:`aggregate` call leaves stale
+    caches; build a new operator instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> op = as_operator(np.array([[0.0, 2.0], [0.0, 0.0]]))
+    >>> aggregate(op, np.ones((2, 1)), transpose=True).ravel()
+    array([0., 2.])
+    """
+
+    def _gp_cache(self) -> dict:
+        cache = self.__dict__.get("_gp")
+        if cache is None:
+            cache = self.__dict__["_gp"] = {}
+        return cache
+
+
+def as_operator(A, *, dtype=None) -> GCNOperator:
+    """Wrap a matrix as a :class:`GCNOperator`, without normalising it.
+
+    Use it to give :func:`aggregate` a cached transpose for an operator you
+    built yourself. Duplicates are kept (``op @ H`` sums them, as scipy does).
+
+    Parameters
+    ----------
+    A : scipy sparse matrix or array, or array_like, shape (m, k)
+        The operator; may be rectangular.
+    dtype : {numpy.float32, numpy.float64}, optional
+        Value dtype; default: ``A``'s dtype when it is one of those, else float64.
+
+    Returns
+    -------
+    GCNOperator
+        Shares ``A``'s arrays when no conversion is needed.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> as_operator(sp.eye_array(3, format="coo")).format
+    'csr'
+    """
+    if isinstance(A, GCNOperator) and (dtype is None or A.dtype == np.dtype(dtype)):
+        return A
+    if not sp.issparse(A):
+        arr = np.asarray(A)
+        if arr.ndim != 2 or arr.dtype.kind not in "biuf":
+            raise TypeError(
+                f"A must be a 2-D real array or a scipy sparse matrix, got "
+                f"{type(A).__name__} with shape {arr.shape} and dtype {arr.dtype}"
+            )
+        A = sp.csr_array(arr)
+    if A.dtype.kind not in "biuf":
+        raise TypeError(f"A must hold real numbers, got dtype {A.dtype}")
+    if dtype is None:
+        dtype = A.dtype if A.dtype in _FLOATS else np.float64
+    dtype = _float_dtype(dtype, "dtype")
+    csr = A.tocsr() if A.format != "csr" else A
+    return GCNOperator(
+        (csr.data.astype(dtype, copy=False), csr.indices, csr.indptr), shape=csr.shape
+    )
+
+
+def _float_dtype(dtype, name: str) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"{name} must be numpy.float32 or numpy.float64, got {dtype!r}") from exc
+    if dt not in _FLOATS:
+        raise TypeError(f"{name} must be numpy.float32 or numpy.float64, got {dt}")
+    return dt
+
+
+def gcn_normalize(
+    csgraph,
+    *,
+    self_loops: bool = True,
+    norm: str | None = "sym",
+    dtype=np.float32,
+) -> GCNOperator:
+    """Return the normalised GCN propagation operator of a graph.
+
+    Parameters
+    ----------
+    csgraph : Graph, scipy sparse matrix or array, or array_like, shape (n, n)
+        The graph; entry ``(u, v)`` with weight ``w`` is an edge. Sparse
+        input: duplicate entries are summed first, as scipy does (a
+        :class:`~graphpar.Graph` has none: it keeps the smallest). Dense
+        input: 0, inf and nan mean "no edge". Weights must be finite and
+        non-negative. The input is never modified.
+    self_loops : bool, default True
+        Add the identity: ``A + I`` (an existing self-loop gets 1 added).
+    norm : {"sym", "row", None}, default "sym"
+        ``"sym"``: ``D^-1/2 (A+I) D^-1/2``; ``"row"``: ``D^-1 (A+I)``;
+        ``None``: ``A+I`` unscaled. ``D`` holds the row sums (weighted out
+        degrees) of ``A+I``. A vertex with degree 0 gets a zero row and
+        column, never a division by zero.
+    dtype : {numpy.float32, numpy.float64}, default numpy.float32
+        Dtype of the operator's values (scaling is computed in float64).
+
+    Returns
+    -------
+    GCNOperator
+        A ``scipy.sparse.csr_array`` (subclass) with sorted indices and no
+        duplicates, which :func:`aggregate` uses with a cached transpose.
+
+    Raises
+    ------
+    TypeError
+        For an unsupported input or ``dtype``.
+    ValueError
+        For a non-square graph, a negative, infinite or NaN weight, or an
+        unknown ``norm``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> op = gcn_normalize(np.array([[0, 1], [1, 0]]), dtype=np.float64)
+    >>> op.toarray()
+    array([[0.5, 0.5],
+           [0.5, 0.5]])
+    >>> gcn_normalize(np.array([[0, 1], [0, 0]]), norm="row", self_loops=False).toarray()
+    array([[0., 1.],
+           [0., 0.]], dtype=float32)
+    """
+    if norm not in ("sym", "row", None):
+        raise ValueError(f"norm must be 'sym', 'row' or None, got {norm!r}")
+    dtype = _float_dtype(dtype, "dtype")
+    if sp.issparse(csgraph) and not isinstance(csgraph, Graph):
+        if csgraph.dtype.kind == "c":
+            raise TypeError(f"csgraph weights must be real, got complex dtype {csgraph.dtype}")
+        if csgraph.ndim != 2 or csgraph.shape[0] != csgraph.shape[1]:
+            raise ValueError(f"csgraph must be a square (n, n) matrix, got shape {csgraph.shape}")
+        summed = sp.csr_array(csgraph, copy=True)  # our copy: sum_duplicates works in place
+        summed.sum_duplicates()
+        csgraph = summed
+    g = validate_graph(csgraph, directed=True, weights="finite", name="csgraph")
+    n = g.n
+    A = g.to_scipy()
+    if self_loops:
+        A = A + sp.eye_array(n, dtype=np.float64, format="csr")
+    A = sp.csr_array(A)
+    A.sum_duplicates()
+    A.sort_indices()
+    data = np.asarray(A.data, dtype=np.float64)
+    if norm is not None:
+        rows = np.repeat(np.arange(n), np.diff(A.indptr))
+        deg = np.bincount(rows, weights=data, minlength=n)
+        scale = np.zeros(n, dtype=np.float64)
+        pos = deg > 0
+        if norm == "sym":
+            scale[pos] = 1.0 / np.sqrt(deg[pos])
+            data = data * scale[rows] * scale[A.indices]
+        else:
+            scale[pos] = 1.0 / deg[pos]
+            data = data * scale[rows]
+    return GCNOperator(
+        (data.astype(dtype), A.indices.copy(), A.indptr.copy()), shape=(n, n)
+    )
+
+
+# ---------------------------------------------------------------------- aggregate
+def _check_csr(indptr, indices, data, shape, name: str) -> None:
+    """Full structural and value check of CSR arrays (O(nnz)); raises ValueError."""
+    m, k = shape
+    if indptr.shape != (m + 1,) or indptr[0] != 0 or indptr[-1] > min(indices.size, data.size):
+        raise ValueError(f"{name} has a malformed indptr for shape {shape}")
+    if m and np.any(np.diff(indptr) < 0):
+        raise ValueError(f"{name} has a decreasing indptr")
+    nnz = int(indptr[-1])
+    ind = indices[:nnz]
+    if nnz and (ind.min() < 0 or ind.max() >= k):
+        j = int(np.flatnonzero((ind < 0) | (ind >= k))[0])
+        i = int(np.searchsorted(indptr, j, side="right") - 1)
+        raise ValueError(
+            f"{name} has an entry ({i}, {int(ind[j])}) outside its shape {shape}"
+        )
+    bad = ~np.isfinite(data[:nnz])
+    if bad.any():
+        j = int(np.argmax(bad))
+        i = int(np.searchsorted(indptr, j, side="right") - 1)
+        raise ValueError(
+            f"{name} has a non-finite value {data[j]} at entry ({i}, {int(ind[j])})"
+        )
+
+
+def _kernel_arrays(csr, dtype: np.dtype, name: str):
+    """(indptr, indices, data) of a CSR array, checked, data in ``dtype``."""
+    indptr = np.asarray(csr.indptr)
+    indices = np.asarray(csr.indices)
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    if indptr.dtype not in (np.int32, np.int64):
+        indptr = indptr.astype(np.int64)
+    _check_csr(indptr, indices, np.asarray(csr.data), csr.shape, name)
+    data = np.asarray(csr.data).astype(dtype, copy=False)
+    return indptr, indices, data
+
+
+def _operator_arrays(op, dtype: np.dtype, transpose: bool):
+    """Kernel arrays for ``op`` (or its transpose), cached on a :class:`GCNOperator`."""
+    if isinstance(op, GCNOperator):
+        cache = op._gp_cache()
+        key = (dtype.str, transpose)
+        if key not in cache:
+            if not transpose:
+                cache[key] = _kernel_arrays(op, dtype, "op")
+            else:
+                fwd = _operator_arrays(op, dtype, False)
+                t = op.T.tocsr()
+                t.sum_duplicates()
+                if (
+                    op.shape[0] == op.shape[1]
+                    and op.has_canonical_format
+                    and t.nnz == op.nnz
+                    and np.array_equal(t.indptr, op.indptr)
+                    and np.array_equal(t.indices, op.indices)
+                    and np.array_equal(t.data, op.data)
+                ):
+                    cache[key] = fwd  # symmetric: op.T is op
+                else:
+                    cache[key] = _kernel_arrays(t, dtype, "op.T")
+        return cache[key]
+    csr = op if op.format == "csr" else op.tocsr()
+    if transpose:
+        csr = csr.T.tocsr()
+    return _kernel_arrays(csr, dtype, "op.T" if transpose else "op")
+
+
+def aggregate(op, H, *, transpose: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    """Compute ``op @ H`` (or ``op.T @ H``) with a parallel Numba kernel.
+
+    Parameters
+    ----------
+    op : GCNOperator or scipy sparse matrix or array, shape (m, k)
+        The operator, usually from :func:`gcn_normalize`; may be rectangular.
+        A :class:`GCNOperator` is checked once and keeps its transpose. Any
+        other scipy sparse input is converted to CSR and checked (finite
+        values, indices in range) on every call, and with ``transpose=True``
+        its transpose is rebuilt on every call (O(nnz)); wrap it once with
+        :func:`as_operator` to keep both.
+    H : ndarray of float32 or float64, shape (k, w) or (k,)
+        Features. A non-contiguous ``H`` is copied to C order first.
+    transpose : bool, default False
+        Compute ``op.T @ H`` (then ``H`` has ``m`` rows), the backward of a
+        layer on a directed graph, from the cached CSR of ``op.T``: no atomics
+        and, for a :class:`GCNOperator`, no per-call transpose.
+    out : ndarray, optional
+        Where to write the result: C-contiguous, writeable, not overlapping
+        ``H``, with the result's shape and dtype.
+
+    Returns
+    -------
+    ndarray
+        ``op @ H``, of dtype ``numpy.result_type(op.dtype, H.dtype)`` (float32
+        only when both are float32), accumulated in that dtype; ``out`` when given.
+
+    Raises
+    ------
+    TypeError
+        For a non-sparse ``op``, a non-float ``H`` or an ``out`` of the wrong dtype.
+    ValueError
+        For mismatched shapes, a non-contiguous or overlapping ``out``, or a
+        NaN or infinite value in the operator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> op = gcn_normalize(np.array([[0, 1], [0, 0]]), dtype=np.float64)
+    >>> aggregate(op, np.array([[1.0], [2.0]]))
+    array([[1.91421356],
+           [2.        ]])
+    """
+    if not sp.issparse(op):
+        raise TypeError(
+            f"op must be a scipy sparse matrix or array (e.g. from gcn_normalize), "
+            f"got {type(op).__name__}"
+        )
+    if op.ndim != 2:
+        raise ValueError(f"op must be 2-D, got shape {op.shape}")
+    if op.dtype.kind not in "biuf":
+        raise TypeError(f"op must hold real numbers, got dtype {op.dtype}")
+    if not isinstance(H, np.ndarray):
+        raise TypeError(f"H must be a numpy array of float32 or float64, got {type(H).__name__}")
+    if H.dtype not in _FLOATS:
+        raise TypeError(f"H must have dtype float32 or float64, got {H.dtype}")
+    if H.ndim not in (1, 2):
+        raise ValueError(f"H must be 1-D or 2-D, got shape {H.shape}")
+    m, k = op.shape[::-1] if transpose else op.shape
+    what = "op.T" if transpose else "op"
+    if H.shape[0] != k:
+        raise ValueError(
+            f"shape mismatch: {what} has shape {(m, k)} but H has shape {H.shape} "
+            f"(H needs {k} rows)"
+        )
+    vector = H.ndim == 1
+    H2 = H.reshape(k, 1) if vector else H
+    dtype = np.result_type(op.dtype, H.dtype)
+    if dtype not in _FLOATS:
+        dtype = np.dtype(np.float64)
+    H2 = np.ascontiguousarray(H2, dtype=dtype)
+    w = H2.shape[1]
+    shape = (m,) if vector else (m, w)
+    if out is None:
+        res = np.empty((m, w), dtype=dtype)
+    else:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+        if out.dtype != dtype:
+            raise TypeError(f"out must have dtype {dtype} (the result's), got {out.dtype}")
+        if out.shape != shape:
+            raise ValueError(f"out must have shape {shape}, got {out.shape}")
+        if not out.flags.c_contiguous:
+            raise ValueError("out must be C-contiguous")
+        if not out.flags.writeable:
+            raise ValueError("out must be writeable")
+        if np.may_share_memory(out, H2):
+            raise ValueError("out must not overlap H")
+        res = out.reshape(m, w)
+    indptr, indices, data = _operator_arrays(op, dtype, transpose)
+    _kernel.spmm(indptr, indices, data, H2, res)
+    return res.reshape(shape) if out is None else out

@@ -1,0 +1,266 @@
+"""gcn_normalize and aggregate against the dense textbook formula and scipy."""
+
+from __future__ import annotations
+
+import naive_gcn
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from graphpar.kernels import aggregate as K
+
+from graphpar import Graph, aggregate, gcn_normalize
+from graphpar.gcn import GCNOperator, as_operator
+
+
+def random_entries(rng, n, m, *, loops=True, dups=True):
+    rows = rng.integers(0, n, m)
+    cols = rng.integers(0, n, m)
+    if not loops:
+        keep = rows != cols
+        rows, cols = rows[keep], cols[keep]
+    if dups and rows.size > 2:
+        rows = np.concatenate([rows, rows[:3]])
+        cols = np.concatenate([cols, cols[:3]])
+    vals = rng.uniform(0.1, 2.0, rows.size)
+    return rows, cols, vals
+
+
+def close(out, ref, absref, rtol):
+    """Error bounded by rtol times the sum of |terms| (a true relative bound for sums)."""
+    assert out.shape == ref.shape
+    assert np.all(np.abs(out.astype(np.float64) - ref) <= rtol * absref + 1e-300)
+
+
+# ------------------------------------------------------------------ gcn_normalize
+@pytest.mark.parametrize("norm", ["sym", "row", None])
+@pytest.mark.parametrize("self_loops", [True, False])
+@pytest.mark.parametrize("directed", [True, False])
+def test_normalize_matches_formula(norm, self_loops, directed):
+    rng = np.random.default_rng([self_loops, directed, str(norm).encode()[0]])
+    n = 30
+    rows, cols, vals = random_entries(rng, n - 4, 60)  # the last 4 vertices are isolated
+    if not directed:
+        rows, cols, vals = np.r_[rows, cols], np.r_[cols, rows], np.r_[vals, vals]
+    A = sp.coo_array((vals, (rows, cols)), shape=(n, n))
+    M = naive_gcn.dense_from_entries(n, rows, cols, vals)
+    assert (M.sum(axis=1) == 0).any()  # isolated vertices present
+    op = gcn_normalize(A, self_loops=self_loops, norm=norm, dtype=np.float64)
+    ref = naive_gcn.normalize(M, self_loops=self_loops, norm=norm)
+    assert isinstance(op, sp.csr_array) and isinstance(op, GCNOperator)
+    assert op.dtype == np.float64 and op.has_sorted_indices
+    np.testing.assert_allclose(op.toarray(), ref, rtol=1e-13, atol=0)
+    assert np.isfinite(op.data).all()
+    if norm == "sym" and not directed:
+        np.testing.assert_allclose(op.toarray(), op.toarray().T, rtol=1e-14)
+
+
+def test_normalize_duplicates_summed_and_input_untouched():
+    rows = np.array([0, 0, 1, 2, 2])
+    cols = np.array([1, 1, 2, 0, 0])
+    vals = np.array([1.0, 2.0, 0.5, 4.0, 1.0])
+    coo = sp.coo_array((vals, (rows, cols)), shape=(3, 3))
+    csr = sp.csr_array((vals.copy(), cols.copy(), np.array([0, 2, 3, 5])), shape=(3, 3))
+    before = (csr.data.copy(), csr.indices.copy(), csr.indptr.copy())
+    ref = naive_gcn.normalize(naive_gcn.dense_from_entries(3, rows, cols, vals))
+    for A in (coo, csr, sp.csr_matrix(csr)):
+        np.testing.assert_allclose(gcn_normalize(A, dtype=np.float64).toarray(), ref, rtol=1e-14)
+    for got, want in zip((csr.data, csr.indices, csr.indptr), before, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert csr.nnz == 5  # still holds its duplicates
+
+
+def test_normalize_graph_and_dense_inputs():
+    M = np.array([[0, 2.0, 0], [0, 0, 3.0], [1.0, 0, 0]])
+    ref = naive_gcn.normalize(M)
+    g = Graph.from_dense(M)
+    np.testing.assert_allclose(gcn_normalize(g, dtype=np.float64).toarray(), ref, rtol=1e-14)
+    np.testing.assert_allclose(gcn_normalize(M, dtype=np.float64).toarray(), ref, rtol=1e-14)
+    op32 = gcn_normalize(M)
+    assert op32.dtype == np.float32
+    np.testing.assert_allclose(op32.toarray(), ref, rtol=1e-6)
+
+
+def test_normalize_existing_self_loop_gets_one_added():
+    M = np.array([[3.0, 1.0], [1.0, 0.0]])
+    op = gcn_normalize(M, norm=None, dtype=np.float64)
+    np.testing.assert_array_equal(op.toarray(), [[4.0, 1.0], [1.0, 1.0]])
+
+
+def test_normalize_empty_and_isolated():
+    op = gcn_normalize(sp.csr_array((4, 4)), self_loops=False, dtype=np.float64)
+    assert op.nnz == 0 and op.shape == (4, 4)
+    np.testing.assert_array_equal(aggregate(op, np.ones((4, 2))), np.zeros((4, 2)))
+    op = gcn_normalize(sp.csr_array((4, 4)), dtype=np.float64)
+    np.testing.assert_array_equal(op.toarray(), np.eye(4))
+
+
+@pytest.mark.parametrize(
+    "bad, exc, match",
+    [
+        (np.array([[0.0, -1.0], [0.0, 0.0]]), ValueError, "negative"),
+        (sp.csr_array(np.array([[0.0, np.nan], [0.0, 0.0]])), ValueError, "NaN"),
+        (sp.csr_array(np.array([[0.0, np.inf], [1.0, 0.0]])), ValueError, "infinite"),
+        (sp.csr_array(np.ones((2, 3))), ValueError, "square"),
+        (object(), TypeError, "csgraph"),
+    ],
+)
+def test_normalize_bad_input(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        gcn_normalize(bad)
+
+
+def test_normalize_bad_options():
+    with pytest.raises(ValueError, match="norm"):
+        gcn_normalize(np.eye(2), norm="col")
+    with pytest.raises(TypeError, match="dtype"):
+        gcn_normalize(np.eye(2), dtype=np.int32)
+
+
+# ------------------------------------------------------------------ aggregate
+def random_operator(rng, m, k, nnz, dtype):
+    rows = rng.integers(0, m, nnz)
+    cols = rng.integers(0, k, nnz)
+    rows = np.r_[rows, rows[:5], np.arange(min(m, k))]  # duplicates and a diagonal
+    cols = np.r_[cols, cols[:5], np.arange(min(m, k))]
+    vals = rng.standard_normal(rows.size)
+    return sp.csr_array((vals.astype(dtype), (rows, cols)), shape=(m, k))
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-6), (np.float64, 1e-12)])
+@pytest.mark.parametrize("width", [1, 3, 16, 64, 100])
+@pytest.mark.parametrize("directed", [True, False])
+def test_aggregate_matches_scipy(dtype, rtol, width, directed):
+    rng = np.random.default_rng(width)
+    n = 400
+    rows, cols, vals = random_entries(rng, n, 3000)
+    # high-degree rows make the chunks uneven
+    rows = np.r_[rows, np.zeros(500, int)]
+    cols = np.r_[cols, rng.integers(0, n, 500)]
+    vals = np.r_[vals, rng.uniform(0.1, 2, 500)]
+    if not directed:
+        rows, cols, vals = np.r_[rows, cols], np.r_[cols, rows], np.r_[vals, vals]
+    op = gcn_normalize(sp.coo_array((vals, (rows, cols)), shape=(n, n)), dtype=dtype)
+    H = rng.standard_normal((n, width)).astype(dtype)
+    for transpose in (False, True):
+        M = op.T if transpose else op
+        ref = (M.astype(np.float64) @ H.astype(np.float64))
+        absref = abs(M.astype(np.float64)) @ np.abs(H.astype(np.float64))
+        got = aggregate(op, H, transpose=transpose)
+        assert got.dtype == dtype and got.shape == (n, width)
+        close(got, ref, absref, rtol)
+        close(got, M @ H, absref, rtol)  # scipy in the same dtype
+        plain = aggregate(sp.csr_array(op), H, transpose=transpose)
+        np.testing.assert_array_equal(plain, got)
+
+
+def test_aggregate_against_naive_loops():
+    rng = np.random.default_rng(5)
+    A = random_operator(rng, 20, 20, 60, np.float64)
+    H = rng.standard_normal((20, 7))
+    ref = naive_gcn.aggregate(A.toarray(), H)
+    np.testing.assert_allclose(aggregate(A, H), ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(aggregate(A, H, transpose=True),
+                               naive_gcn.aggregate(A.toarray().T, H), rtol=1e-12, atol=1e-14)
+
+
+def test_aggregate_rectangular_and_out():
+    rng = np.random.default_rng(3)
+    A = random_operator(rng, 50, 130, 400, np.float64)
+    H = rng.standard_normal((130, 9))
+    out = np.full((50, 9), np.nan)
+    r = aggregate(A, H, out=out)
+    assert r is out
+    np.testing.assert_allclose(out, A @ H, rtol=1e-12, atol=1e-14)
+    G = rng.standard_normal((50, 9))
+    np.testing.assert_allclose(aggregate(as_operator(A), G, transpose=True), A.T @ G,
+                               rtol=1e-12, atol=1e-14)
+    # kernel directly, int64 indices and read-only inputs
+    ip, ix, d = A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.copy()
+    for a in (ip, ix, d, H):
+        a.flags.writeable = False
+    out2 = np.empty((50, 9))
+    K.spmm(ip, ix, d, H, out2)
+    np.testing.assert_allclose(out2, A @ H, rtol=1e-12, atol=1e-14)
+
+
+def test_aggregate_vector_and_mixed_dtypes():
+    rng = np.random.default_rng(4)
+    A = random_operator(rng, 30, 30, 100, np.float32)
+    h = rng.standard_normal(30)
+    got = aggregate(A, h)  # float32 operator, float64 H: float64 as in scipy
+    assert got.shape == (30,) and got.dtype == np.float64
+    np.testing.assert_allclose(got, A @ h, rtol=1e-12)
+    H = rng.standard_normal((30, 4))[:, ::2]  # not contiguous: copied
+    np.testing.assert_allclose(aggregate(A, H), A @ H, rtol=1e-12)
+    Acoo = sp.coo_matrix(A)
+    np.testing.assert_allclose(aggregate(Acoo, H.astype(np.float32)), A @ H.astype(np.float32),
+                               rtol=1e-6)
+
+
+def test_aggregate_empty_shapes():
+    A = sp.csr_array((0, 5))
+    assert aggregate(A, np.ones((5, 3))).shape == (0, 3)
+    B = random_operator(np.random.default_rng(0), 5, 5, 5, np.float64)
+    assert aggregate(B, np.ones((5, 0))).shape == (5, 0)
+
+
+def test_transpose_cached_once():
+    rng = np.random.default_rng(6)
+    rows, cols, vals = random_entries(rng, 50, 200)
+    op_dir = gcn_normalize(sp.coo_array((vals, (rows, cols)), shape=(50, 50)))
+    op_sym = gcn_normalize(sp.coo_array((np.r_[vals, vals], (np.r_[rows, cols],
+                                                             np.r_[cols, rows])), shape=(50, 50)))
+    H = rng.standard_normal((50, 4)).astype(np.float32)
+    for op in (op_dir, op_sym):
+        aggregate(op, H, transpose=True)
+        cache = op._gp_cache()
+        first = cache[(np.dtype(np.float32).str, True)]
+        aggregate(op, H, transpose=True)
+        assert cache[(np.dtype(np.float32).str, True)] is first
+    fwd = op_sym._gp_cache()[(np.dtype(np.float32).str, False)]
+    assert op_sym._gp_cache()[(np.dtype(np.float32).str, True)] is fwd  # symmetric: reused
+    tdir = op_dir._gp_cache()[(np.dtype(np.float32).str, True)]
+    assert tdir is not op_dir._gp_cache()[(np.dtype(np.float32).str, False)]
+
+
+def test_aggregate_bad_input():
+    op = gcn_normalize(np.array([[0, 1.0], [1.0, 0]]))
+    H = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"shape mismatch.*\(2, 2\).*\(3, 3\)"):
+        aggregate(op, np.ones((3, 3), np.float32))
+    with pytest.raises(TypeError, match="H must have dtype.*int64"):
+        aggregate(op, np.ones((2, 3), np.int64))
+    with pytest.raises(TypeError, match="H must be a numpy array"):
+        aggregate(op, [[1.0]])
+    with pytest.raises(TypeError, match="op must be a scipy sparse"):
+        aggregate(np.eye(2), H)
+    with pytest.raises(TypeError, match="out must have dtype float32"):
+        aggregate(op, H, out=np.empty((2, 3)))
+    with pytest.raises(ValueError, match="out must have shape"):
+        aggregate(op, H, out=np.empty((3, 2), np.float32))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        aggregate(op, H, out=np.empty((3, 2), np.float32).T)
+    with pytest.raises(ValueError, match="overlap"):
+        aggregate(op, H, out=H)
+    ro = np.empty((2, 3), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        aggregate(op, H, out=ro)
+    nan_op = sp.csr_array((np.array([1.0, np.nan]), np.array([0, 1]), np.array([0, 1, 2])),
+                          shape=(2, 2))
+    with pytest.raises(ValueError, match=r"non-finite value nan at entry \(1, 1\)"):
+        aggregate(nan_op, H)
+    with pytest.raises(ValueError, match=r"non-finite"):
+        aggregate(as_operator(nan_op), H, transpose=True)
+    bad_idx = sp.csr_array((np.array([1.0]), np.array([5]), np.array([0, 1, 1])), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"entry \(0, 5\) outside"):
+        aggregate(bad_idx, H)
+
+
+def test_kernel_chunks_cover_rows():
+    rng = np.random.default_rng(7)
+    deg = rng.zipf(1.5, 1000).clip(0, 5000)
+    indptr = np.r_[0, np.cumsum(deg)].astype(np.int64)
+    for nch in (1, 3, 256, 1000):
+        b = K.chunk_bounds(indptr, nch)
+        assert b[0] == 0 and b[-1] == 1000 and np.all(np.diff(b) >= 0)
