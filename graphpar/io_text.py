@@ -1,4 +1,4 @@
-"""Text graph formats: headers, body parsing and writing (DIMACS ``.gr``, Matrix Market, edge lists).
+"""Text graph formats (DIMACS ``.gr``, Matrix Market, edge lists): headers, bodies, writers.
 
 Reading is split in two so that a distributed reader can parse byte ranges of
 one file on several ranks:
@@ -434,7 +434,7 @@ def parse_body(buf, header: GraphHeader, *, max_records: int | None = None) -> P
 
 
 def _slow_weights(arr, slow, w):
-    """Convert the weight tokens the kernel left to us, exactly; return (record, offset) of a bad one."""
+    """Convert the weights the kernel left to us exactly; return (record, offset) of a bad one."""
     offsets = np.ascontiguousarray(slow[:, 1])
     k = offsets.size
     width = int(_k.token_width(arr, offsets, k))

@@ -1,0 +1,354 @@
+"""Graph generators: Graph500 Kronecker, uniform random, 2-D road-like grid, stochastic block model.
+
+Every generator is deterministic for a seed and gives the same graph for any
+number of threads: edge ``k`` is a pure function of ``(seed, k)`` (a
+counter-based generator, :mod:`graphpar.kernels.rng`). The kernels in
+:mod:`graphpar.kernels.generators` generate any range ``[start, stop)`` of
+the edge sequence, so that the ranks of a distributed run can each generate
+their part of the same global graph; :func:`edge_range` is the Python entry
+point for that.
+
+Examples
+--------
+>>> from graphpar import generate
+>>> g = generate.kronecker(10, seed=1)
+>>> g.n, g.directed
+(1024, False)
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from graphpar.graph import Graph
+from graphpar.kernels import generators as _gen
+from graphpar.kernels import rng as _rng
+
+__all__ = ["kronecker", "uniform", "grid_road", "sbm", "edge_range", "kronecker_permutation"]
+
+_WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _gen.W_REAL}
+MAX_SCALE = 40
+
+
+def _int(name, value, lo, hi=None):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be {rng}, got {value}")
+    return value
+
+
+def _prob(name, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
+    return value
+
+
+def _seed_keys(seed):
+    seed = _int("seed", seed, 0, 2**64 - 1)
+    s = np.uint64(seed)
+    return tuple(
+        np.uint64(_rng.stream_key(s, np.uint64(k)))
+        for k in (_gen.STREAM_EDGES, _gen.STREAM_WEIGHTS, _gen.STREAM_PERM)
+    )
+
+
+def _weight_kind(weights, max_weight):
+    key = weights.lower() if isinstance(weights, str) else weights
+    if key not in _WEIGHTS:
+        raise ValueError(f"weights must be 'int', 'real' or None, got {weights!r}")
+    _int("max_weight", max_weight, 1, 2**53)
+    return _WEIGHTS[key], float(max_weight)
+
+
+def _check_kron(scale, edgefactor, a, b, c):
+    scale = _int("scale", scale, 1, MAX_SCALE)
+    edgefactor = _int("edgefactor", edgefactor, 0)
+    a, b, c = _prob("a", a), _prob("b", b), _prob("c", c)
+    if a + b + c > 1.0 + 1e-12:
+        raise ValueError(f"a + b + c must be <= 1, got a={a}, b={b}, c={c} (sum {a + b + c})")
+    return scale, edgefactor, a, b, c
+
+
+def edge_range(
+    kind: str, start: int, stop: int, *, seed: int = 0, weights: str | None = "int",
+    max_weight: int = 255, **params,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Generate edges ``[start, stop)`` of a generator's global edge sequence.
+
+    Concatenating the ranges of any split of ``[0, m)`` gives exactly the
+    edge list that :func:`kronecker`, :func:`uniform` or :func:`grid_road`
+    build their graph from (before symmetrisation and de-duplication): this is
+    what each rank of a distributed run calls.
+
+    Parameters
+    ----------
+    kind : {"kronecker", "uniform", "grid"}
+    start, stop : int
+        The edge range, ``0 <= start <= stop <= m``.
+    seed, weights, max_weight
+        As for the generator.
+    **params
+        ``kronecker``: ``scale``, and optionally ``a``, ``b``, ``c``,
+        ``permute=True``; ``uniform``: ``n``; ``grid``: ``rows``, ``cols``.
+
+    Returns
+    -------
+    src, dst : ndarray of int64
+    w : ndarray of float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s1, d1, w1 = edge_range("kronecker", 0, 100, scale=8, seed=3)
+    >>> s2, d2, w2 = edge_range("kronecker", 40, 100, scale=8, seed=3)
+    >>> bool(np.array_equal(s1[40:], s2) and np.array_equal(w1[40:], w2))
+    True
+    """
+    ekey, wkey, pkey = _seed_keys(seed)
+    wk, mw = _weight_kind(weights, max_weight)
+    start = _int("start", start, 0)
+    stop = _int("stop", stop, start)
+    k = stop - start
+    src = np.empty(k, dtype=np.int64)
+    dst = np.empty(k, dtype=np.int64)
+    w = np.empty(k, dtype=np.float64)
+    if kind == "kronecker":
+        scale, _, a, b, c = _check_kron(
+            params.pop("scale"), 0, params.pop("a", 0.57), params.pop("b", 0.19),
+            params.pop("c", 0.19),
+        )
+        permute = bool(params.pop("permute", True))
+        _no_extra(params)
+        _gen.kronecker_edges(
+            scale, ekey, wkey, pkey, a, b, c, wk, mw, permute, start, stop, src, dst, w
+        )
+    elif kind == "uniform":
+        n = _int("n", params.pop("n"), 1)
+        _no_extra(params)
+        _gen.uniform_edges(n, ekey, wkey, wk, mw, start, stop, src, dst, w)
+    elif kind == "grid":
+        rows = _int("rows", params.pop("rows"), 1)
+        cols = _int("cols", params.pop("cols", rows), 1)
+        _no_extra(params)
+        m = rows * (cols - 1) + (rows - 1) * cols
+        if stop > m:
+            raise ValueError(f"stop must be <= {m} (edges of a {rows} x {cols} grid), got {stop}")
+        _gen.grid_edges(rows, cols, wkey, wk, mw, start, stop, src, dst, w)
+    else:
+        raise ValueError(f"kind must be 'kronecker', 'uniform' or 'grid', got {kind!r}")
+    return src, dst, w
+
+
+def _no_extra(params):
+    if params:
+        raise TypeError(f"unexpected parameters: {', '.join(sorted(params))}")
+
+
+def kronecker(
+    scale: int,
+    edgefactor: int = 16,
+    *,
+    seed: int = 0,
+    a: float = 0.57,
+    b: float = 0.19,
+    c: float = 0.19,
+    weights: str | None = "int",
+    max_weight: int = 255,
+    directed: bool = False,
+) -> Graph:
+    """Graph500 Kronecker graph: ``2**scale`` vertices, ``edgefactor * 2**scale`` edges.
+
+    Each edge descends ``scale`` levels of the recursive adjacency matrix,
+    choosing the quadrant with probabilities ``a``, ``b``, ``c`` and
+    ``1 - a - b - c``; vertex ids are then relabelled by a seeded bijection
+    (a Feistel network with cycle walking, computable per vertex, see
+    :func:`kronecker_permutation`) so that degree does not follow the id.
+
+    Parameters
+    ----------
+    scale : int
+        ``log2`` of the number of vertices, 1 to 40.
+    edgefactor : int, default 16
+        Generated edges per vertex.
+    seed : int, default 0
+        Any integer in ``[0, 2**64)``.
+    a, b, c : float
+        Quadrant probabilities (Graph500: 0.57, 0.19, 0.19).
+    weights : {"int", "real", None}, default "int"
+        ``"int"``: uniform integers ``1..max_weight`` (stored as float64);
+        ``"real"``: uniform in ``(0, 1]``; ``None``: all 1.
+    max_weight : int, default 255
+    directed : bool, default False
+        ``False`` (Graph500) stores every edge both ways.
+
+    Returns
+    -------
+    Graph
+        Self-loops kept; duplicate edges collapsed to their smallest weight,
+        so ``nnz`` is somewhat below ``2 * edgefactor * 2**scale``.
+
+    Examples
+    --------
+    >>> g = kronecker(12, 8, seed=7)
+    >>> g.n, bool(g.nnz <= 2 * 8 * 2**12)
+    (4096, True)
+    """
+    scale, edgefactor, a, b, c = _check_kron(scale, edgefactor, a, b, c)
+    m = edgefactor << scale
+    src, dst, w = edge_range(
+        "kronecker", 0, m, seed=seed, weights=weights, max_weight=max_weight,
+        scale=scale, a=a, b=b, c=c, permute=False,
+    )
+    # one table of 2**scale labels is cheaper than two Feistel evaluations per edge
+    _gen.relabel(kronecker_permutation(scale, seed=seed), src, dst)
+    return Graph.from_edges(src, dst, w, n=1 << scale, directed=bool(directed))
+
+
+def kronecker_permutation(scale: int, *, seed: int = 0, start: int = 0, stop=None) -> np.ndarray:
+    """The vertex relabelling of :func:`kronecker`: ``out[i]`` is the new id of ``start + i``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = kronecker_permutation(5, seed=2)
+    >>> bool(np.array_equal(np.sort(p), np.arange(32)))
+    True
+    """
+    scale = _int("scale", scale, 1, MAX_SCALE)
+    stop = (1 << scale) if stop is None else _int("stop", stop, 0, 1 << scale)
+    start = _int("start", start, 0, stop)
+    _, _, pkey = _seed_keys(seed)
+    out = np.empty(stop - start, dtype=np.int64)
+    _gen.permute_range(scale, pkey, start, stop, out)
+    return out
+
+
+def uniform(
+    n: int,
+    m: int,
+    *,
+    seed: int = 0,
+    weights: str | None = "int",
+    max_weight: int = 255,
+    directed: bool = True,
+) -> Graph:
+    """Random graph with ``m`` edges whose endpoints are uniform on ``[0, n)`` (Erdos-Renyi-like).
+
+    Parameters
+    ----------
+    n : int
+        Vertices (>= 1).
+    m : int
+        Generated edges; self-loops are kept and duplicates collapse to their
+        smallest weight.
+    seed, weights, max_weight
+        As for :func:`kronecker`.
+    directed : bool, default True
+        ``False`` stores every edge both ways.
+
+    Examples
+    --------
+    >>> g = uniform(100, 500, seed=1)
+    >>> g.n, bool(g.nnz <= 500)
+    (100, True)
+    """
+    n = _int("n", n, 1)
+    m = _int("m", m, 0)
+    src, dst, w = edge_range(
+        "uniform", 0, m, seed=seed, weights=weights, max_weight=max_weight, n=n
+    )
+    return Graph.from_edges(src, dst, w, n=n, directed=bool(directed))
+
+
+def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: int = 255) -> Graph:
+    """Road-like graph: an undirected ``rows x cols`` 4-neighbour grid with integer weights.
+
+    Like a road network it has small, bounded degrees (at most 4), a large
+    diameter (``rows + cols - 2`` hops) and integer lengths, here uniform on
+    ``1..max_weight``; shortest-path searches need many small steps on it.
+    Vertex ``(r, c)`` has id ``r * cols + c``.
+
+    Parameters
+    ----------
+    rows : int
+    cols : int, optional
+        Default ``rows``.
+    seed : int, default 0
+    max_weight : int, default 255
+
+    Returns
+    -------
+    Graph
+        Undirected, ``2 * (rows * (cols - 1) + (rows - 1) * cols)`` stored edges.
+
+    Examples
+    --------
+    >>> g = grid_road(3, 4, seed=1)
+    >>> g.n, g.nnz, g.directed
+    (12, 34, False)
+    """
+    rows = _int("rows", rows, 1)
+    cols = rows if cols is None else _int("cols", cols, 1)
+    m = rows * (cols - 1) + (rows - 1) * cols
+    src, dst, w = edge_range(
+        "grid", 0, m, seed=seed, weights="int", max_weight=max_weight, rows=rows, cols=cols
+    )
+    return Graph.from_edges(src, dst, w, n=rows * cols, directed=False)
+
+
+def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph, np.ndarray]:
+    """Undirected, unweighted stochastic block model with planted block labels.
+
+    Each pair ``u < v`` is an edge independently with probability ``p_in``
+    when both are in the same block, else ``p_out``. Work is O(n^2) (one
+    draw per pair, in parallel), fine for tens of thousands of vertices.
+
+    Parameters
+    ----------
+    block_sizes : sequence of int
+        Vertices per block; block ``i`` holds the next ``block_sizes[i]`` ids.
+    p_in, p_out : float
+        Edge probabilities within and between blocks.
+    seed : int, default 0
+
+    Returns
+    -------
+    graph : Graph
+        Undirected (each edge stored both ways), all weights 1, no self-loops.
+    labels : ndarray of int64, shape (n,)
+        The block of each vertex.
+
+    Examples
+    --------
+    >>> g, labels = sbm([30, 30], 0.3, 0.01, seed=0)
+    >>> g.n, labels[:3], labels[-1]
+    (60, array([0, 0, 0]), np.int64(1))
+    """
+    sizes = np.asarray(block_sizes)
+    if sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iu":
+        raise TypeError(
+            f"block_sizes must be a non-empty 1-D sequence of ints, got {block_sizes!r}"
+        )
+    if (sizes < 0).any():
+        i = int(np.argmax(sizes < 0))
+        raise ValueError(f"block_sizes[{i}] = {int(sizes[i])} must be >= 0")
+    p_in, p_out = _prob("p_in", p_in), _prob("p_out", p_out)
+    ekey, _, _ = _seed_keys(seed)
+    labels = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    n = labels.size
+    counts = np.empty(n, dtype=np.int64)
+    _gen.sbm_row_counts(labels, ekey, p_in, p_out, 0, n, counts)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    src = np.empty(offsets[-1], dtype=np.int64)
+    dst = np.empty(offsets[-1], dtype=np.int64)
+    _gen.sbm_fill(labels, ekey, p_in, p_out, 0, n, offsets, src, dst)
+    return Graph.from_edges(src, dst, None, n=n, directed=False), labels
