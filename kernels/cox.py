@@ -1,0 +1,496 @@
+"""Cox partial likelihood kernels: risk-set sums as parallel prefix scans.
+
+Data layout (the caller sorts once and keeps the permutation)
+-------------------------------------------------------------
+Rows are ordered by stratum, then by time **descending**. The risk set of a
+tie group (the rows of one stratum sharing one time) is then every row of the
+stratum up to and including the end of that group, so the risk-set sums
+
+    S0 = sum w exp(eta - shift),  S1 = sum w exp(eta - shift) x,
+    S2 = sum w exp(eta - shift) x x^T
+
+are running (prefix) sums, restarted at each stratum start. A suffix sum is
+never formed as a total minus a prefix. The order of the rows inside a tie
+group does not matter: a tie group is always processed whole.
+
+Per-row inputs, all of length ``n`` (rows of the block):
+
+- ``X`` (n, p) float64: covariates (any memory layout; C order is fastest).
+- ``eta`` (n,) float64: linear predictor ``X @ beta + offset``.
+- ``w`` (n,) float64 case weights, or an empty array for unit weights.
+- ``event`` (n,) uint8: 1 for an event, 0 for a censored row.
+- ``flags`` (n,) uint8: ``FLAG_GROUP`` (1) on the first row of every tie
+  group, plus ``FLAG_STRATUM`` (2) on the first row of every stratum (such a
+  row carries both bits, value 3).
+
+Blocks, chunks and strata
+-------------------------
+A *block* is the contiguous row range a kernel call sees (in a distributed run,
+one rank's rows); it must start and end at tie-group boundaries. The block is
+cut into *chunks* by ``chunk_start`` (int64, length ``nchunks + 1``, first 0,
+last ``n``, every entry a tie-group start) and ``chunk_stratum`` (int64,
+length ``nchunks``: the stratum index of each chunk's first row, an index into
+``shift``). Chunks may span strata. :func:`chunk_layout` builds both from
+``flags``. The chunking fixes the order of floating-point sums, so results do
+not depend on the number of threads.
+
+``shift`` (nstrata,) float64 holds the value subtracted from ``eta`` before
+``exp`` in each stratum, normally the stratum's largest ``eta``
+(:func:`linear_predictor` returns the block's per-stratum maxima; a distributed
+caller reduces them with ``MPI.MAX`` and passes the global maxima in). Every
+block of one stratum must use the same shift.
+
+Carry-in / carry-out
+--------------------
+``carry_s0`` (1,), ``carry_s1`` (p,) and ``carry_s2`` (p, p) hold, on entry,
+the risk-set sums S0, S1, S2 (computed with the same shifts) of all rows
+*before* the block in the block's first stratum: zeros for the first block,
+and ignored when the block's first row starts a stratum. On return they hold
+the carry-out: the sums of the block's last stratum up to the block's end
+(including the carry-in when that stratum began before the block). Calling
+:func:`cox_block` on rows ``[0, m)`` and then on ``[m, n)`` with the first
+call's carry-out gives the log-likelihood, gradient and Hessian of ``[0, n)``
+as the sums of the two calls' outputs.
+
+For a distributed caller (one block per rank, ranks in row order): a first call
+with zero carry-in returns the block's own tail sums as carry-out; combine them
+with an exclusive scan whose operator is the *segmented* sum
+``a (+) b = b if b's block contains a stratum start else a + b`` (a row with
+``FLAG_STRATUM``); call again with the scanned carry-in; sum the log-likelihood,
+gradient and Hessian across ranks. With ``hess_mode = HESS_DIAG`` only the
+diagonal of ``carry_s2`` is used and filled.
+
+Within one process, :func:`cox_block` runs three passes: (1) in parallel over
+chunks, ``r = w exp(eta - shift)`` and each chunk's S0 tail; (2) serially, the
+S0 carry across chunks; (3) in parallel over chunks, the fused scan that
+accumulates S1 and S2 from zero together with the log-likelihood, gradient and
+Hessian terms of each tie group, plus three correction accumulators; then,
+serially, the S1/S2 carries are formed from the chunks' tails and added
+through the corrections (the S1 and S2 carries enter the gradient and Hessian
+linearly and quadratically, so they need not be known in pass 3), and the
+chunk results are summed in chunk order.
+
+Ties: ``BRESLOW`` (0) or ``EFRON`` (1). Efron follows R's survival::coxph: a
+tie group with ``m`` events of total weight ``D`` contributes, for
+``l = 0..m-1``, ``-(D/m) log(S0 - (l/m) A)`` with ``A`` the events' share of S0.
+
+Outputs: ``out_ll`` (1,), ``out_grad`` (p,) and ``out_hess`` (p, p): the log
+partial likelihood of the block (with the shifts cancelled, so the true value),
+its gradient and its Hessian (negative semidefinite). ``hess_mode``:
+``HESS_NONE`` (0) leaves ``out_hess`` zero, ``HESS_DIAG`` (1) fills only its
+diagonal, ``HESS_FULL`` (2) fills it all.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+FLAG_GROUP = 1
+FLAG_STRATUM = 2
+BRESLOW = 0
+EFRON = 1
+HESS_NONE = 0
+HESS_DIAG = 1
+HESS_FULL = 2
+
+
+@njit(cache=True)
+def chunk_layout(flags, target, stratum0, chunk_start, chunk_stratum):
+    """Cut rows into chunks of about ``target`` rows at tie-group starts.
+
+    ``chunk_start`` must have room for ``n // target + 2`` entries and
+    ``chunk_stratum`` for ``n // target + 1``; ``stratum0`` is the stratum index
+    of row 0. Returns the number of chunks ``nc``: ``chunk_start[:nc + 1]`` and
+    ``chunk_stratum[:nc]`` are filled.
+    """
+    n = flags.size
+    nc = 0
+    chunk_start[0] = 0
+    s = stratum0
+    next_cut = target
+    for i in range(n):
+        if i > 0 and (flags[i] & FLAG_STRATUM) != 0:
+            s += 1
+        if i == 0:
+            chunk_stratum[0] = s
+        elif i >= next_cut and (flags[i] & FLAG_GROUP) != 0:
+            nc += 1
+            chunk_start[nc] = i
+            chunk_stratum[nc] = s
+            next_cut = i + target
+    nc += 1
+    chunk_start[nc] = n
+    return nc
+
+
+@njit(parallel=True, cache=True)
+def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
+    """Fill ``eta = X @ beta + offset`` (``offset`` may be empty) and ``smax``.
+
+    ``smax`` (nstrata,) receives the largest ``eta`` of each stratum present in
+    the block and ``-inf`` for the others.
+    """
+    nc = chunk_start.size - 1
+    p = beta.size
+    has_off = offset.size > 0
+    first_max = np.full(nc, -np.inf)
+    last_max = np.full(nc, -np.inf)
+    last_s = np.empty(nc, dtype=np.int64)
+    for s in range(smax.size):
+        smax[s] = -np.inf
+    for c in prange(nc):
+        lo = chunk_start[c]
+        hi = chunk_start[c + 1]
+        s = chunk_stratum[c]
+        first = True
+        cur = -np.inf
+        for i in range(lo, hi):
+            if i > lo and (flags[i] & FLAG_STRATUM) != 0:
+                if first:
+                    first_max[c] = cur
+                    first = False
+                else:
+                    smax[s] = cur  # a stratum wholly inside this chunk
+                s += 1
+                cur = -np.inf
+            v = 0.0
+            for j in range(p):
+                v += X[i, j] * beta[j]
+            if has_off:
+                v += offset[i]
+            eta[i] = v
+            if v > cur:
+                cur = v
+        if first:
+            first_max[c] = cur
+        else:
+            last_max[c] = cur
+        last_s[c] = s
+    for c in range(nc):
+        s0 = chunk_stratum[c]
+        if first_max[c] > smax[s0]:
+            smax[s0] = first_max[c]
+        if last_max[c] > smax[last_s[c]]:
+            smax[last_s[c]] = last_max[c]
+
+
+@njit(cache=True)
+def _rates_chunk(eta, w, event, flags, shift, lo, hi, s, r):
+    """Pass 1 on one chunk: r, the S0 tail, whether a stratum starts, event term."""
+    has_w = w.size > 0
+    tail = 0.0
+    had = False
+    lle = 0.0
+    for i in range(lo, hi):
+        if (flags[i] & FLAG_STRATUM) != 0:
+            if i > lo:
+                s += 1
+            tail = 0.0
+            had = True
+        e = eta[i] - shift[s]
+        wi = w[i] if has_w else 1.0
+        ri = wi * np.exp(e)
+        r[i] = ri
+        tail += ri
+        if event[i] != 0:
+            lle += wi * e
+    return tail, had, lle
+
+
+@njit(cache=True)
+def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
+                 l1, l2, grad, info, u):
+    """Pass 3 on one chunk; S1/S2 start from zero (their carries are added later).
+
+    Accumulates into ``grad`` and ``info`` (minus the Hessian, upper triangle)
+    and the correction vector ``u``; leaves in ``l1``/``l2`` the S1/S2 tails
+    since the chunk's last stratum start. Returns (ll, alpha, beta0).
+    """
+    p = X.shape[1]
+    has_w = w.size > 0
+    efron = ties == EFRON
+    a1 = np.zeros(p)
+    a2 = np.zeros((p, p))
+    xk = np.empty(p)
+    yk = np.empty(p)
+    S0 = s0_carry
+    ll = 0.0
+    alpha = 0.0
+    beta0 = 0.0
+    first_seg = True
+    i = lo
+    while i < hi:
+        if i > lo and (flags[i] & FLAG_STRATUM) != 0:
+            S0 = 0.0
+            l1[:] = 0.0
+            l2[:, :] = 0.0
+            first_seg = False
+        j = i + 1
+        while j < hi and (flags[j] & FLAG_GROUP) == 0:
+            j += 1
+        m = 0
+        dw = 0.0
+        A = 0.0
+        tied = False
+        for k in range(i, j):
+            rk = r[k]
+            S0 += rk
+            for a in range(p):
+                xk[a] = X[k, a]
+                yk[a] = rk * xk[a]
+                l1[a] += yk[a]
+            if hmode == HESS_FULL:
+                for a in range(p):
+                    ya = yk[a]
+                    for b in range(a, p):
+                        l2[a, b] += ya * xk[b]
+            elif hmode == HESS_DIAG:
+                for a in range(p):
+                    l2[a, a] += yk[a] * xk[a]
+            if event[k] != 0:
+                m += 1
+                wk = w[k] if has_w else 1.0
+                dw += wk
+                for a in range(p):
+                    grad[a] += wk * xk[a]
+                if efron:
+                    if m == 1:
+                        A = rk
+                        for a in range(p):
+                            a1[a] = yk[a]
+                        if hmode == HESS_FULL:
+                            for a in range(p):
+                                for b in range(a, p):
+                                    a2[a, b] = yk[a] * xk[b]
+                        elif hmode == HESS_DIAG:
+                            for a in range(p):
+                                a2[a, a] = yk[a] * xk[a]
+                    else:
+                        A += rk
+                        for a in range(p):
+                            a1[a] += yk[a]
+                        if hmode == HESS_FULL:
+                            for a in range(p):
+                                ya = yk[a]
+                                for b in range(a, p):
+                                    a2[a, b] += ya * xk[b]
+                        elif hmode == HESS_DIAG:
+                            for a in range(p):
+                                a2[a, a] += yk[a] * xk[a]
+        if m > 0:
+            if not efron or m == 1:
+                tied = False
+                a0 = dw / S0
+                b0 = a0 / S0
+                ll -= dw * np.log(S0)
+                e1 = 0.0
+                b1 = 0.0
+                b2 = 0.0
+            else:
+                tied = True
+                wt = dw / m
+                a0 = 0.0
+                e1 = 0.0
+                b0 = 0.0
+                b1 = 0.0
+                b2 = 0.0
+                for q in range(m):
+                    f = q / m
+                    d = S0 - f * A
+                    inv = wt / d
+                    a0 += inv
+                    e1 += inv * f
+                    inv2 = inv / d
+                    b0 += inv2
+                    b1 += inv2 * f
+                    b2 += inv2 * f * f
+                    ll -= wt * np.log(d)
+            for a in range(p):
+                grad[a] -= l1[a] * a0
+            if tied:
+                for a in range(p):
+                    grad[a] += a1[a] * e1
+            if hmode == HESS_FULL:
+                for a in range(p):
+                    la = l1[a]
+                    for b in range(a, p):
+                        info[a, b] += l2[a, b] * a0 - la * l1[b] * b0
+                if tied:
+                    for a in range(p):
+                        la = l1[a]
+                        aa = a1[a]
+                        for b in range(a, p):
+                            info[a, b] += (-a2[a, b] * e1 + (la * a1[b] + aa * l1[b]) * b1
+                                           - aa * a1[b] * b2)
+            elif hmode == HESS_DIAG:
+                for a in range(p):
+                    la = l1[a]
+                    info[a, a] += l2[a, a] * a0 - la * la * b0
+                if tied:
+                    for a in range(p):
+                        la = l1[a]
+                        aa = a1[a]
+                        info[a, a] += -a2[a, a] * e1 + 2.0 * la * aa * b1 - aa * aa * b2
+            if first_seg:
+                alpha += a0
+                beta0 += b0
+                for a in range(p):
+                    u[a] += b0 * l1[a]
+                if tied:
+                    for a in range(p):
+                        u[a] -= b1 * a1[a]
+        i = j
+    return ll, alpha, beta0
+
+
+@njit(parallel=True, cache=True)
+def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
+              carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess):
+    """Log partial likelihood, gradient and Hessian of one block; see the module docstring.
+
+    ``r`` (n,) is scratch space (left holding ``w exp(eta - shift)``).
+    ``carry_*`` hold the carry-in on entry and the carry-out on return.
+    """
+    nc = chunk_start.size - 1
+    p = X.shape[1]
+    tail0 = np.empty(nc)
+    had = np.empty(nc, dtype=np.bool_)
+    lle = np.empty(nc)
+    for c in prange(nc):
+        t, h, e = _rates_chunk(eta, w, event, flags, shift, chunk_start[c],
+                               chunk_start[c + 1], chunk_stratum[c], r)
+        tail0[c] = t
+        had[c] = h
+        lle[c] = e
+    # S0 carries: a segmented exclusive scan over the chunks.
+    c0 = np.empty(nc)
+    run = carry_s0[0]
+    for c in range(nc):
+        if (flags[chunk_start[c]] & FLAG_STRATUM) != 0:
+            run = 0.0
+        c0[c] = run
+        run = tail0[c] if had[c] else run + tail0[c]
+    carry_s0[0] = run
+
+    l1 = np.zeros((nc, p))
+    l2 = np.zeros((nc, p, p))
+    g = np.zeros((nc, p))
+    info = np.zeros((nc, p, p))
+    u = np.zeros((nc, p))
+    llc = np.empty(nc)
+    alpha = np.empty(nc)
+    beta0 = np.empty(nc)
+    for c in prange(nc):
+        a, b, d = _fused_chunk(X, r, w, event, flags, chunk_start[c], chunk_start[c + 1],
+                               c0[c], ties, hess_mode, l1[c], l2[c], g[c], info[c], u[c])
+        llc[c] = a
+        alpha[c] = b
+        beta0[c] = d
+
+    # Serial combine in chunk order: add the S1/S2 carries through the corrections.
+    C1 = np.empty(p)
+    C2 = np.zeros((p, p))
+    for a in range(p):
+        C1[a] = carry_s1[a]
+        if hess_mode == HESS_FULL:
+            for b in range(a, p):
+                C2[a, b] = carry_s2[a, b]
+        elif hess_mode == HESS_DIAG:
+            C2[a, a] = carry_s2[a, a]
+    ll = 0.0
+    G = np.zeros(p)
+    H = np.zeros((p, p))
+    for c in range(nc):
+        if (flags[chunk_start[c]] & FLAG_STRATUM) != 0:
+            C1[:] = 0.0
+            C2[:, :] = 0.0
+        ll += llc[c] + lle[c]
+        al = alpha[c]
+        be = beta0[c]
+        for a in range(p):
+            G[a] += g[c, a] - C1[a] * al
+        if hess_mode == HESS_FULL:
+            for a in range(p):
+                for b in range(a, p):
+                    H[a, b] += (info[c, a, b] + C2[a, b] * al - C1[a] * C1[b] * be
+                                - C1[a] * u[c, b] - u[c, a] * C1[b])
+        elif hess_mode == HESS_DIAG:
+            for a in range(p):
+                H[a, a] += (info[c, a, a] + C2[a, a] * al - C1[a] * C1[a] * be
+                            - 2.0 * C1[a] * u[c, a])
+        if had[c]:
+            for a in range(p):
+                C1[a] = l1[c, a]
+            C2[:, :] = l2[c]
+        else:
+            for a in range(p):
+                C1[a] += l1[c, a]
+            C2 += l2[c]
+    out_ll[0] = ll
+    for a in range(p):
+        out_grad[a] = G[a]
+        carry_s1[a] = C1[a]
+        for b in range(p):
+            out_hess[a, b] = 0.0
+    if hess_mode == HESS_FULL:
+        for a in range(p):
+            for b in range(a, p):
+                out_hess[a, b] = -H[a, b]
+                out_hess[b, a] = -H[a, b]
+                carry_s2[a, b] = C2[a, b]
+                carry_s2[b, a] = C2[a, b]
+    elif hess_mode == HESS_DIAG:
+        for a in range(p):
+            out_hess[a, a] = -H[a, a]
+            carry_s2[a, a] = C2[a, a]
+
+
+@njit(parallel=True, cache=True)
+def gather_rows(X, order, center, out):
+    """``out[i] = X[order[i]] - center`` in parallel (a centred, permuted copy)."""
+    n = order.size
+    p = X.shape[1]
+    for i in prange(n):
+        k = order[i]
+        for j in range(p):
+            out[i, j] = X[k, j] - center[j]
+
+
+@njit(cache=True)
+def tie_flags(time, strata, flags):
+    """Fill ``flags`` for rows sorted by stratum then time; ``strata`` may be empty."""
+    n = time.size
+    has_s = strata.size > 0
+    for i in range(n):
+        f = 0
+        if i == 0:
+            f = FLAG_GROUP | FLAG_STRATUM
+        elif has_s and strata[i] != strata[i - 1]:
+            f = FLAG_GROUP | FLAG_STRATUM
+        elif time[i] != time[i - 1]:
+            f = FLAG_GROUP
+        flags[i] = f
+
+
+@njit(parallel=True, cache=True)
+def first_nonfinite_row(X):
+    """Return the first row of ``X`` (n, p) holding a NaN or an infinity, or -1."""
+    n = X.shape[0]
+    p = X.shape[1]
+    nb = 64
+    step = (n + nb - 1) // nb
+    found = np.full(nb, -1, dtype=np.int64)
+    for b in prange(nb):
+        lo = b * step
+        hi = min(n, lo + step)
+        for i in range(lo, hi):
+            ok = True
+            for j in range(p):
+                if not np.isfinite(X[i, j]):
+                    ok = False
+            if not ok:
+                found[b] = i
+                break
+    for b in range(nb):
+        if found[b] >= 0:
+            return found[b]
+    return -1
