@@ -13,7 +13,7 @@ with a ``uint8`` membership flag per vertex so that no vertex is listed twice.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 NO_PRED = -9999
 NO_BUCKET = np.iinfo(np.int64).max
@@ -64,6 +64,42 @@ def to_local_ids(indices, lo, hi, ghosts, out):
             out[k] = ln + np.searchsorted(ghosts, t)
 
 
+@njit(parallel=True, cache=True)
+def sort_rows_by_weight(indptr, lidx, weights, out_idx, out_w):
+    """Copy each row with its edges in increasing weight order (stable), so that a
+    row's light edges (``w <= delta``) are a prefix for every ``delta``."""
+    n = indptr.size - 1
+    for i in prange(n):
+        a = indptr[i]
+        b = indptr[i + 1]
+        is_sorted = True
+        for j in range(a + 1, b):
+            if weights[j] < weights[j - 1]:
+                is_sorted = False
+                break
+        if is_sorted:
+            for j in range(a, b):
+                out_idx[j] = lidx[j]
+                out_w[j] = weights[j]
+            continue
+        order = np.argsort(weights[a:b], kind="mergesort")
+        for j in range(b - a):
+            out_idx[a + j] = lidx[a + order[j]]
+            out_w[a + j] = weights[a + order[j]]
+
+
+@njit(cache=True)
+def _first_heavy(weights, a, b, delta):
+    """First position in ``[a, b)`` whose weight exceeds ``delta`` (rows sorted by weight)."""
+    while a < b:
+        mid = (a + b) // 2
+        if weights[mid] <= delta:
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
 @njit(cache=True)
 def _bucket(d, delta):
     return np.int64(d / delta)
@@ -76,6 +112,8 @@ def relax(
     settled, nsettled, in_settled,
 ):
     """Relax the light (``light=True``) or heavy edges of the ``nf`` vertices in ``frontier``.
+
+    Rows must be sorted by weight (:func:`sort_rows_by_weight`).
 
     Light phase: ``frontier`` is the current bucket; each vertex is marked done
     at its distance and listed in ``settled`` (for the heavy phase); improved
@@ -97,10 +135,14 @@ def relax(
                 settled[nsettled] = u
                 nsettled += 1
         gu = lo + u
-        for e in range(indptr[u], indptr[u + 1]):
+        a = indptr[u]
+        b = indptr[u + 1]
+        if light:
+            b = _first_heavy(weights, a, b, delta)
+        else:
+            a = _first_heavy(weights, a, b, delta)
+        for e in range(a, b):
             w = weights[e]
-            if (w <= delta) != light:
-                continue
             nd = du + w
             if nd > limit:
                 continue

@@ -174,14 +174,16 @@ class DistGraph:
         return self._sym
 
     def ghosts(self):
-        """Return ``(lidx, ghost_global, ghost_owner)``: targets relabelled to local ids.
+        """Return ``(lidx, lweights, ghost_global, ghost_owner)``: rows for the SSSP kernels.
 
         Owned targets ``t`` become ``t - lo``; the other targets (ghosts), sorted
-        by global id, become ``ln, ln + 1, ...``. Cached. Local, not collective.
+        by global id, become ``ln, ln + 1, ...``. Each row is ordered by weight
+        (``lidx`` and ``lweights`` go with ``indptr``), so that its light edges
+        are a prefix. Cached. Local, not collective.
 
         Examples
         --------
-        >>> lidx, ghost_global, ghost_owner = dg.ghosts()   # doctest: +SKIP
+        >>> lidx, lweights, ghost_global, ghost_owner = dg.ghosts()   # doctest: +SKIP
         """
         if self._ghosts is None:
             ind = self.indices
@@ -191,7 +193,10 @@ class DistGraph:
                            - 1).astype(np.int64)
             lidx = np.empty(self.lnnz, dtype=index_dtype(self.ln + ghost_global.size))
             _k.to_local_ids(ind, self.lo, self.hi, ghost_global, lidx)
-            self._ghosts = (lidx, ghost_global, ghost_owner)
+            sidx = np.empty_like(lidx)
+            sw = np.empty(self.lnnz, dtype=np.float64)
+            _k.sort_rows_by_weight(self.indptr, lidx, self.weights, sidx, sw)
+            self._ghosts = (sidx, sw, ghost_global, ghost_owner)
         return self._ghosts
 
 

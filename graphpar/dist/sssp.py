@@ -228,7 +228,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     comm = dg.comm
     nranks = comm.Get_size()
     lo, ln = dg.lo, dg.ln
-    lidx, ghost_global, ghost_owner = dg.ghosts()
+    lidx, lweights, ghost_global, ghost_owner = dg.ghosts()
     ng = ghost_global.size
     words = 3 if with_pred else 2
 
@@ -297,7 +297,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
         nsettled = 0
         while True:  # light phases
             nnext, npend, ndirty, nsettled = _k.relax(
-                frontier, nf, dg.indptr, lidx, dg.weights, dist, pred, done, lo, ln, delta,
+                frontier, nf, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
                 bucket, True, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
                 in_dirty, settled, nsettled, in_settled,
             )
@@ -308,7 +308,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
                 break
         # heavy phase over the vertices settled in this bucket
         _, npend, ndirty, _ = _k.relax(
-            settled, nsettled, dg.indptr, lidx, dg.weights, dist, pred, done, lo, ln, delta,
+            settled, nsettled, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
             bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
             in_dirty, settled, nsettled, in_settled,
         )
