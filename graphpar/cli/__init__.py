@@ -56,10 +56,24 @@ def main(argv: list[str] | None = None) -> int:
     graphpar 0.1.0
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse_args(parser, argv)
     from graphpar.cli._errors import run_reporting_errors
 
     return run_reporting_errors(args.func, args)
+
+
+def _parse_args(parser: argparse.ArgumentParser, argv):
+    """Parse; under mpiexec only rank 0 prints usage errors and help (each rank exits alike)."""
+    from graphpar.dist import launched_under_mpi, launcher_rank
+
+    if not launched_under_mpi() or launcher_rank() == 0:
+        return parser.parse_args(argv)
+    import contextlib
+    import os
+
+    with open(os.devnull, "w") as null, contextlib.redirect_stderr(null), \
+            contextlib.redirect_stdout(null):
+        return parser.parse_args(argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,12 @@
-"""Turn bad-input exceptions into one clear error line and a non-zero exit status."""
+"""Turn bad-input exceptions into one clear error line and a non-zero exit status.
+
+Serial runs print ``graphpar: error: ...`` and exit 2. Under ``mpiexec`` an
+error must end the whole job, never leave the other ranks waiting in a
+collective: an error that every rank agreed on (the distributed readers and
+algorithms raise the same exception on every rank) is printed by rank 0 alone
+and every rank exits 2; any other exception on any rank prints its message
+once and aborts the job (``MPI_Abort``), within seconds.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +16,48 @@ USER_ERRORS = (ValueError, TypeError, OSError, KeyError)
 EXIT_USER_ERROR = 2
 
 
+def _message(exc: BaseException) -> str:
+    return str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
+
+
 def run_reporting_errors(func, args) -> int:
     """Call ``func(args)``; print ``graphpar: error: ...`` for bad input and return 2."""
+    from graphpar.dist import launched_under_mpi
+
+    if launched_under_mpi():
+        return _run_under_mpi(func, args)
     try:
         status = func(args)
     except USER_ERRORS as exc:
-        msg = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
-        print(f"graphpar: error: {msg}", file=sys.stderr)
+        print(f"graphpar: error: {_message(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("graphpar: interrupted", file=sys.stderr)
         return 130
+    return 0 if status is None else int(status)
+
+
+def _run_under_mpi(func, args) -> int:
+    from graphpar.dist import launcher_rank
+
+    try:
+        status = func(args)
+    except USER_ERRORS as exc:
+        msg = f"graphpar: error: {_message(exc)}"
+        if getattr(exc, "graphpar_collective", False):
+            if launcher_rank() == 0:
+                print(msg, file=sys.stderr)
+            return EXIT_USER_ERROR
+        from graphpar.dist.comm import abort_job
+
+        abort_job(msg, EXIT_USER_ERROR)
+    except BaseException as exc:  # noqa: BLE001 - any failure must end every rank
+        if isinstance(exc, SystemExit) and not exc.code:
+            return 0
+        import traceback
+
+        from graphpar.dist.comm import abort_job
+
+        text = "".join(traceback.format_exception(exc)).rstrip()
+        abort_job(f"graphpar: rank {launcher_rank()} failed:\n{text}", 1)
     return 0 if status is None else int(status)

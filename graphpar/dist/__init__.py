@@ -10,6 +10,7 @@ import os
 # Environment variables that MPI launchers set in every rank: MPICH/Hydra (PMI_*),
 # Open MPI (OMPI_*), Slurm's srun (PMIX_*/SLURM_*) and Intel MPI (PMI_*).
 _SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS")
+_RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID")
 
 
 def launched_under_mpi() -> bool:
@@ -24,3 +25,22 @@ def launched_under_mpi() -> bool:
     True
     """
     return any(v in os.environ for v in _SIZE_VARS)
+
+
+def launcher_rank() -> int:
+    """Return this process's rank in ``COMM_WORLD`` as the launcher set it (0 if unknown).
+
+    Like :func:`launched_under_mpi` it reads only environment variables, so
+    the CLI can silence duplicate messages of ranks other than 0 before MPI
+    is initialised.
+
+    Examples
+    --------
+    >>> launcher_rank() >= 0
+    True
+    """
+    for var in _RANK_VARS:
+        value = os.environ.get(var, "").strip()
+        if value.isdigit():
+            return int(value)
+    return 0

@@ -109,8 +109,8 @@ def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None
 
     Each rank passes the exception it caught in a stage that every rank runs
     (or None); all ranks get back the exception of the lowest failing rank (so
-    they can raise the same error and rank 0 alone reports it), or None.
-    Collective.
+    they can raise the same error and rank 0 alone reports it), or None. The
+    returned exception carries ``graphpar_collective = True``. Collective.
 
     Examples
     --------
@@ -126,11 +126,18 @@ def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None
         info = (type(exc), str(exc) if not isinstance(exc, KeyError) else str(exc.args[0]))
     kind, msg = comm.bcast(info, root=failed)
     if exc is not None and comm.Get_rank() == failed:
-        return exc
+        out = exc
+    else:
+        try:
+            out = kind(msg)
+        except Exception:  # noqa: BLE001 - exception types with unusual constructors
+            out = RuntimeError(msg)
+    # every rank raises it: the CLI prints it once (rank 0) instead of aborting
     try:
-        return kind(msg)
-    except Exception:  # noqa: BLE001 - exception types with unusual constructors
-        return RuntimeError(msg)
+        out.graphpar_collective = True
+    except AttributeError:
+        pass
+    return out
 
 
 class abort_on_error:  # noqa: N801 - used like a function: ``with abort_on_error():``
