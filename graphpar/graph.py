@@ -88,6 +88,14 @@ class Graph:
                 raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
         n = indptr.size - 1
         self.n = int(n)
+        if indices.size:
+            # Check the range before narrowing the dtype, so that a wide index cannot wrap.
+            k = _csr.first_bad_index(indices, n)
+            if k >= 0:
+                u = int(np.searchsorted(indptr, k, side="right") - 1)
+                raise ValueError(
+                    f"edge ({u}, {int(indices[k])}) has a target outside [0, {n})"
+                )
         self.indptr = indptr.astype(np.int64, copy=False)
         self.indices = indices.astype(index_dtype(n), copy=False)
         nnz = self.indices.size
@@ -120,13 +128,6 @@ class Graph:
                 raise ValueError(
                     f"indptr must be non-decreasing, but indptr[{i}]={ip[i]} > "
                     f"indptr[{i + 1}]={ip[i + 1]}"
-                )
-        if self.indices.size:
-            k = _csr.first_bad_index(self.indptr, self.indices, self.n)
-            if k >= 0:
-                u = int(_csr.row_of(self.indptr, k))
-                raise ValueError(
-                    f"edge ({u}, {int(self.indices[k])}) has a target outside [0, {self.n})"
                 )
 
     @property

@@ -73,23 +73,9 @@ def compact_rows(old_indptr, new_indptr, cols, vals, out_cols, out_vals):
 
 
 @njit(cache=True)
-def first_bad_index(indptr, indices, n):
+def first_bad_index(indices, n):
     """Return the flat position of the first column index outside ``[0, n)``, or -1."""
     for k in range(indices.size):
         if indices[k] < 0 or indices[k] >= n:
             return k
     return -1
-
-
-@njit(cache=True)
-def row_of(indptr, k):
-    """Return the row that holds flat position ``k`` (binary search on ``indptr``)."""
-    lo = 0
-    hi = indptr.size - 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if indptr[mid] <= k:
-            lo = mid
-        else:
-            hi = mid
-    return lo

@@ -369,11 +369,6 @@ def test_indices_out_of_range_in_graph_arrays():
         Graph([0, 1, 1], [-1], [1.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG graph.py Graph.__init__: indices are cast to int32 before the range check, "
-    "so an int64 index 2**32 + 1 wraps to 1 and is accepted as a valid edge",
-)
 def test_wide_out_of_range_index_is_rejected_not_wrapped():
     with pytest.raises(ValueError, match="outside"):
         Graph(np.array([0, 1, 1]), np.array([2**32 + 1], dtype=np.int64), np.array([1.0]))
