@@ -204,6 +204,10 @@ _NPZ_KEYS = ("indptr", "indices", "weights", "n", "directed", "format_version")
 def _read_npz(path, comp, directed) -> Graph:
     name = os.fspath(path)
     source = path if comp is None else _pyio.BytesIO(_read_bytes(path, comp).tobytes())
+    if not zipfile.is_zipfile(source):
+        raise GraphFormatError(f"{name}: not a valid .npz file (not a zip archive)")
+    if comp is not None:
+        source.seek(0)
     try:
         with np.load(source, allow_pickle=False) as z:
             missing = [k for k in _NPZ_KEYS if k not in z.files]
@@ -291,12 +295,18 @@ def write_graph(graph: Graph, path, format: str | None = None) -> None:
     fmt, _ = detect_format(path, format)
     g = validate_graph(graph, directed=True, weights="any", name="graph")
     if fmt == "npz":
-        with open_binary(path, "wb") as f:
-            np.savez(
-                f, indptr=g.indptr, indices=g.indices, weights=g.weights,
-                n=np.int64(g.n), directed=np.bool_(g.directed),
-                format_version=np.int64(NPZ_VERSION),
-            )
+        arrays = dict(
+            indptr=g.indptr, indices=g.indices, weights=g.weights, n=np.int64(g.n),
+            directed=np.bool_(g.directed), format_version=np.int64(NPZ_VERSION),
+        )
+        if Path(os.fspath(path)).suffix.lower() in _COMPRESSORS:
+            mem = _pyio.BytesIO()  # zip archives need a seekable file
+            np.savez(mem, **arrays)
+            with open_binary(path, "wb") as f:
+                f.write(mem.getvalue())
+        else:
+            with open(path, "wb") as f:  # a file object: savez would append ".npz" to a name
+                np.savez(f, **arrays)
         return
     rows = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(g.indptr))
     cols = g.indices.astype(np.int64)
