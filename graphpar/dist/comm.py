@@ -101,7 +101,9 @@ def abort_job(message: str | None, status: int = 1, comm=None) -> None:
     if message:
         print(message, file=sys.stderr, flush=True)
     sys.stdout.flush()
-    world.Abort(int(status) if status else 1)
+    code = int(status) if status else 1
+    world.Abort(code)
+    os._exit(code)  # should Abort return, never fall back into Python's own error report
 
 
 def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None:

@@ -168,8 +168,11 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     before = comm.exscan(count) or 0
     before = before if rank else 0
     err = None
-    if parsed.error is None and header.m is not None and before + count > header.m:
-        # the first record beyond header.m is here: let the parser point at it
+    if header.m is not None and (
+        before + count > header.m or (parsed.error is not None and before + count == header.m)
+    ):
+        # the first record beyond header.m is here, before any bad line: as the serial
+        # reader, report the extra record (the parser points at it)
         parsed = parse_body(buf, header, max_records=max(0, header.m - before))
         count = parsed.src.size
     if parsed.error is not None:

@@ -1,0 +1,301 @@
+"""Checks of graphpar.dist run under ``mpiexec -n K`` by tests/test_dist_mpi.py.
+
+Usage: ``python dist_checks.py TMPDIR [DATA_ROOT]``. Rank 0 prints ``PASS <name>``
+for every check; any failure aborts the whole job with a non-zero status.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import numpy as np
+from scipy.sparse.csgraph import dijkstra
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _ref import check_predecessors  # noqa: E402
+
+import graphpar as gp  # noqa: E402
+from graphpar.dist import generate as dgen  # noqa: E402
+from graphpar.dist.comm import abort_on_error, get_comm, node_info, setup_threads  # noqa: E402
+from graphpar.dist.graph import DistGraph, scatter_graph  # noqa: E402
+from graphpar.dist.io import read_graph as pread  # noqa: E402
+from graphpar.dist.partition import BlockPartition  # noqa: E402
+from graphpar.dist.sssp import sssp  # noqa: E402
+
+comm = get_comm()
+RANK, SIZE = comm.Get_rank(), comm.Get_size()
+
+
+def passed(name):
+    comm.Barrier()
+    if RANK == 0:
+        print(f"PASS {name}", flush=True)
+
+
+def same_bytes(a: gp.Graph, b: gp.Graph, what: str):
+    assert a.n == b.n and a.directed == b.directed, (what, a, b)
+    for attr in ("indptr", "indices", "weights"):
+        x, y = getattr(a, attr), getattr(b, attr)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"{what}: {attr} differs"
+
+
+def check_sssp(dg: DistGraph, g: gp.Graph | None, sources, *, directed=True, limit=np.inf,
+               delta=None, what=""):
+    """Distributed distances (and predecessors) equal scipy's on the gathered graph."""
+    for s in sources:
+        res = sssp(dg, s, directed=directed, limit=limit, delta=delta,
+                   return_predecessors=True)
+        assert res.dist.shape == (dg.ln,)
+        out = res.gather(root=0)
+        if RANK == 0:
+            dist, pred = out
+            A = g.to_scipy()
+            ref = dijkstra(A, directed=directed, indices=s, limit=limit)
+            assert np.array_equal(dist, ref), f"{what} source {s}: distances differ from scipy"
+            check_predecessors(A, directed, s, dist, pred)
+        else:
+            assert out is None
+
+
+def random_graph(rng, n, m, kind):
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    if kind == "int":
+        w = rng.integers(0, 20, m).astype(float)  # zeros included
+    elif kind == "real":
+        w = rng.random(m) * 3
+    else:
+        w = np.ones(m)
+    return gp.Graph.from_edges(src, dst, w, n=n)
+
+
+def check_random_graphs():
+    rng = np.random.default_rng(12345)
+    sizes = [1, 2, 3, 5, 17, 40, 80]
+    for trial in range(14):
+        n = sizes[trial % len(sizes)]
+        m = int(rng.integers(0, 4 * n + 1))
+        kind = ("int", "real", "one")[trial % 3]
+        g = random_graph(rng, n, m, kind) if RANK == 0 else None
+        dg = scatter_graph(g)
+        assert dg.gn == n
+        srcs = [int(x) for x in np.random.default_rng(trial).integers(0, n, 2)]
+        for directed in (True, False):
+            limit = np.inf if trial % 4 else 7.5
+            check_sssp(dg, g, srcs, directed=directed, limit=limit, what=f"random {trial}")
+    passed("sssp_random_graphs")
+
+
+def check_no_edges_and_tiny():
+    for n in (1, 2):
+        g = gp.Graph.from_edges([], [], n=n) if RANK == 0 else None
+        dg = scatter_graph(g)
+        check_sssp(dg, g, [0, n - 1], what=f"no edges n={n}")
+    # a rank owning no vertex: explicit partition with empty parts
+    n = 9
+    g = random_graph(np.random.default_rng(7), n, 30, "int") if RANK == 0 else None
+    off = np.concatenate([[0], np.full(SIZE - 1, 0), [n]]) if SIZE > 1 else np.array([0, n])
+    part = BlockPartition(off)  # every vertex on the last rank
+    dg = scatter_graph(g, partition=part)
+    assert dg.ln == (n if RANK == SIZE - 1 else 0)
+    check_sssp(dg, g, [0, 8], directed=False, what="all on the last rank")
+    part = BlockPartition.block(n, SIZE)
+    dg = scatter_graph(g, partition=part)
+    check_sssp(dg, g, [4], delta=0.5, what="block partition, small delta")
+    passed("sssp_tiny_and_empty_ranks")
+
+
+def check_delta_independent():
+    g = gp.generate.grid_road(6, 7, seed=3) if RANK == 0 else None
+    dg = scatter_graph(g)
+    for delta in (1.0, 40.0, 1e9):
+        check_sssp(dg, g, [0, 41], delta=delta, what=f"grid delta={delta}")
+    passed("sssp_any_delta")
+
+
+def write_files(tmp):
+    """Graph files in every text format, compressed and not; returns {name: path}."""
+    rng = np.random.default_rng(99)
+    g = gp.Graph.from_edges(rng.integers(0, 60, 400), rng.integers(0, 60, 400),
+                            rng.integers(1, 50, 400).astype(float), n=63)
+    gr = gp.Graph.from_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300),
+                             rng.random(300), n=60)
+    names = ["a.gr", "a.mtx", "a.el", "a.wel", "a.npz", "a.gr.gz", "a.mtx.bz2", "a.wel.xz",
+             "a.el.gz", "r.mtx", "r.wel"]
+    paths = {nm: os.path.join(tmp, nm) for nm in names}
+    paths["sym.mtx"] = os.path.join(tmp, "sym.mtx")
+    paths["snap.txt"] = os.path.join(tmp, "snap.txt")
+    if RANK == 0:
+        for nm in names:
+            gp.write_graph(gr if nm.startswith("r.") else g, paths[nm])
+        with open(paths["sym.mtx"], "w") as f:
+            f.write("%%MatrixMarket matrix coordinate integer symmetric\n% comment\n")
+            f.write("7 7 6\n1 1 3\n2 1 4\n5 3 1\n7 2 9\n6 4 2\n7 7 1\n")
+        with open(paths["snap.txt"], "w") as f:
+            f.write("# Undirected graph: demo\n# Nodes: 12 Edges: 5\n# FromNodeId\tToNodeId\n")
+            f.write("0\t1\n1\t2\n# inner comment\n2\t5\n\n5\t0\n7\t8\n")
+    comm.Barrier()
+    return paths
+
+
+def check_parallel_reader(tmp):
+    paths = write_files(tmp)
+    for nm, path in paths.items():
+        for directed in (None, False, True):
+            dg = pread(path, directed=directed)
+            g = dg.gather()
+            if RANK == 0:
+                same_bytes(g, gp.read_graph(path, directed=directed), f"{nm} directed={directed}")
+            if directed is None:
+                g = comm.bcast(g, root=0)
+                check_sssp(dg, g, [0, 5], directed=g.directed, what=f"read {nm}")
+    passed("parallel_reader_bytes_and_sssp")
+
+
+def expect_same_error(path, what):
+    msg_dist = None
+    try:
+        pread(path)
+    except ValueError as exc:
+        msg_dist = str(exc)
+    assert msg_dist is not None, f"{what}: no error from the parallel reader"
+    assert comm.allgather(msg_dist) == [msg_dist] * SIZE, f"{what}: ranks disagree"
+    if RANK == 0:
+        try:
+            gp.read_graph(path)
+        except ValueError as exc:
+            assert str(exc) == msg_dist, f"{what}: serial {str(exc)!r} != parallel {msg_dist!r}"
+        else:
+            raise AssertionError(f"{what}: the serial reader accepted it")
+
+
+def check_reader_errors(tmp):
+    body = "".join(f"a {i % 9 + 1} {(i * 7) % 9 + 1} {i % 5}\n" for i in range(40))
+    cases = {
+        "bad_token.gr": "c x\np sp 9 40\n" + body[:200] + "a 3 zz 4\n" + body[200:],
+        "late_bad.gr": "p sp 9 40\n" + body + "a 3 1 x\n",
+        "too_few.gr": "p sp 9 41\n" + body,
+        "too_many.gr": "p sp 9 39\n" + body,
+        "range.gr": "p sp 9 40\n" + body[:300] + "a 3 10 4\n" + body[300:],
+        "no_p.gr": "c only comments\n" + body,
+        "bad.mtx.gz": None,
+    }
+    paths = {k: os.path.join(tmp, k) for k in cases}
+    if RANK == 0:
+        import gzip
+
+        for k, text in cases.items():
+            if text is None:
+                with gzip.open(paths[k], "wt") as f:
+                    f.write("%%MatrixMarket matrix coordinate real general\n9 9 3\n"
+                            "1 2 1.5\n2 3 -\n")
+            else:
+                with open(paths[k], "w") as f:
+                    f.write(text)
+    comm.Barrier()
+    for k, path in paths.items():
+        expect_same_error(path, k)
+    passed("parallel_reader_errors_match_serial")
+
+
+def check_rome(data_root, tmp):
+    path = os.path.join(data_root, "dimacs", "rome99.gr")
+    if not os.path.exists(path):
+        passed("rome99_skipped_no_data")
+        return
+    gz = os.path.join(tmp, "rome99.gr.gz")
+    if RANK == 0:
+        import gzip
+
+        with open(path, "rb") as f, gzip.open(gz, "wb") as out:
+            shutil.copyfileobj(f, out)
+    comm.Barrier()
+    g = gp.read_graph(path) if RANK == 0 else None
+    for p in (path, gz):
+        dg = pread(p)
+        h = dg.gather()
+        if RANK == 0:
+            same_bytes(h, g, p)
+        check_sssp(dg, g, [0, 1234, 3352], what=f"rome99 {p}")
+    check_sssp(dg, g, [17], directed=False, what="rome99 undirected")
+    passed("rome99_parallel_read_and_sssp")
+
+
+def check_generators():
+    cases = [
+        (lambda: dgen.kronecker(9, 8, seed=5), lambda: gp.generate.kronecker(9, 8, seed=5)),
+        (lambda: dgen.uniform(300, 1500, seed=2, directed=True),
+         lambda: gp.generate.uniform(300, 1500, seed=2, directed=True)),
+        (lambda: dgen.grid_road(9, 11, seed=4), lambda: gp.generate.grid_road(9, 11, seed=4)),
+    ]
+    for make_dist, make_serial in cases:
+        dg = make_dist()
+        g = dg.gather()
+        if RANK == 0:
+            same_bytes(g, make_serial(), repr(dg))
+        g = comm.bcast(g, root=0)
+        check_sssp(dg, g, [1, dg.gn - 1], directed=g.directed, what=repr(dg))
+    passed("distributed_generation_same_graph_any_ranks")
+
+
+def check_write(tmp):
+    dg = dgen.grid_road(5, 13, seed=8)
+    res = sssp(dg, 3, return_predecessors=True)
+    path = os.path.join(tmp, "dist.npy")
+    ppath = os.path.join(tmp, "pred.npy")
+    res.write(path, ppath)
+    full = res.gather()
+    if RANK == 0:
+        d, p = full
+        assert np.load(path).tobytes() == d.tobytes()
+        assert np.load(ppath).tobytes() == p.tobytes()
+    assert comm.allgather(res.rounds) == [res.rounds] * SIZE
+    assert res.bytes_exchanged == comm.allreduce(res.bytes_sent)
+    if SIZE == 1:
+        assert res.bytes_exchanged == 0
+    passed("write_by_rank_and_counters")
+
+
+def check_errors_agree():
+    g = gp.Graph.from_edges([0, 1], [1, 2], [1.0, -2.0]) if RANK == 0 else None
+    dg = scatter_graph(g)
+    for bad, want in ((lambda: sssp(dg, 0), "negative edge weight: edge (1, 2, -2.0)"),
+                      (lambda: sssp(dg, 5), "source = 5 is out of range")):
+        try:
+            bad()
+        except ValueError as exc:
+            assert want in str(exc), str(exc)
+            assert getattr(exc, "graphpar_collective", False)
+        else:
+            raise AssertionError(f"no error: {want}")
+    passed("errors_raised_on_every_rank")
+
+
+def check_threads():
+    rank, size, cores = node_info()
+    assert size == SIZE and 0 <= rank < size and cores >= 1
+    assert setup_threads(1) == 1
+    passed("threads_per_rank")
+
+
+def main(tmp, data_root):
+    check_threads()
+    check_random_graphs()
+    check_no_edges_and_tiny()
+    check_delta_independent()
+    check_errors_agree()
+    check_parallel_reader(tmp)
+    check_reader_errors(tmp)
+    check_generators()
+    check_write(tmp)
+    if data_root:
+        check_rome(data_root, tmp)
+    passed("ALL")
+
+
+if __name__ == "__main__":
+    with abort_on_error():
+        main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
