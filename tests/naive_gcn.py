@@ -43,3 +43,37 @@ def aggregate(M, H) -> np.ndarray:
             if M[i, j] != 0:
                 out[i] += M[i, j] * H[j].astype(np.float64)
     return out
+
+
+def planetoid_reference(x, y, tx, ty, allx, ally, graph, test_index):
+    """The public split by its meaning, from already-loaded Planetoid objects.
+
+    Test vertex ``test_index[i]`` has features ``tx[i]`` and label ``ty[i]``;
+    vertices ``0..len(allx)-1`` have ``allx``/``ally``; any other vertex (gaps
+    in the test indices) has zero features and no label (-1). Train: the first
+    ``len(y)``; validation: the next 500; test: ``test_index``.
+    """
+    allx = np.asarray(allx.todense()) if hasattr(allx, "todense") else np.asarray(allx)
+    tx = np.asarray(tx.todense()) if hasattr(tx, "todense") else np.asarray(tx)
+    n = max(allx.shape[0], max(test_index) + 1)
+    feats = np.zeros((n, allx.shape[1]))
+    labels = np.full(n, -1)
+    for i in range(allx.shape[0]):
+        feats[i] = allx[i]
+        if np.any(ally[i]):
+            labels[i] = int(np.argmax(ally[i]))
+    for i, t in enumerate(test_index):
+        feats[t] = tx[i]
+        if np.any(ty[i]):
+            labels[t] = int(np.argmax(ty[i]))
+    adj = np.zeros((n, n))
+    for u, nbrs in graph.items():
+        for v in nbrs:
+            adj[u, v] = adj[v, u] = 1.0
+    train = np.zeros(n, bool)
+    train[: len(y)] = True
+    val = np.zeros(n, bool)
+    val[len(y): len(y) + 500] = True
+    test = np.zeros(n, bool)
+    test[list(test_index)] = True
+    return adj, feats, labels, train, val, test
