@@ -196,16 +196,23 @@ def _rates_chunk(eta, w, event, flags, shift, lo, hi, s, r):
     return tail, had, lle
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
-                 l1, l2, grad, info, u):
+                 l1_out, l2_out, grad_out, info_out, u_out):
     """Pass 3 on one chunk; S1/S2 start from zero (their carries are added later).
 
     Accumulates into ``grad`` and ``info`` (minus the Hessian, upper triangle)
     and the correction vector ``u``; leaves in ``l1``/``l2`` the S1/S2 tails
     since the chunk's last stratum start. Returns (ll, alpha, beta0).
+    The accumulators are local and copied out at the end: the output rows of
+    neighbouring chunks share cache lines.
     """
     p = X.shape[1]
+    l1 = np.zeros(p)
+    l2 = np.zeros((p, p))
+    grad = np.zeros(p)
+    info = np.zeros((p, p))
+    u = np.zeros(p)
     has_w = w.size > 0
     efron = ties == EFRON
     a1 = np.zeros(p)
@@ -241,7 +248,7 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
             if hmode == HESS_FULL:
                 for a in range(p):
                     ya = yk[a]
-                    for b in range(a, p):
+                    for b in range(p):
                         l2[a, b] += ya * xk[b]
             elif hmode == HESS_DIAG:
                 for a in range(p):
@@ -311,9 +318,9 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                     grad[a] += a1[a] * e1
             if hmode == HESS_FULL:
                 for a in range(p):
-                    la = l1[a]
-                    for b in range(a, p):
-                        info[a, b] += l2[a, b] * a0 - la * l1[b] * b0
+                    la = l1[a] * b0
+                    for b in range(p):
+                        info[a, b] += l2[a, b] * a0 - la * l1[b]
                 if tied:
                     for a in range(p):
                         la = l1[a]
@@ -339,6 +346,11 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                     for a in range(p):
                         u[a] -= b1 * a1[a]
         i = j
+    l1_out[:] = l1
+    l2_out[:, :] = l2
+    grad_out[:] = grad
+    info_out[:, :] = info
+    u_out[:] = u
     return ll, alpha, beta0
 
 
