@@ -19,6 +19,9 @@ from graphpar.kernels import aggregate as _kernel
 __all__ = ["GCNOperator", "aggregate", "as_operator", "gcn_normalize"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# Below this many (stored entries + rows) x width, one thread is faster than
+# waking the others (and, on a busy machine, waiting for them to be scheduled).
+SERIAL_WORK = 1 << 18
 
 
 class GCNOperator(sp.csr_array):
@@ -349,5 +352,8 @@ def aggregate(op, H, *, transpose: bool = False, out: np.ndarray | None = None) 
             raise ValueError("out must not overlap H")
         res = out.reshape(m, w)
     indptr, indices, data = _operator_arrays(op, dtype, transpose)
-    _kernel.spmm(indptr, indices, data, H2, res)
+    if (indices.size + m) * max(w, 1) < SERIAL_WORK:
+        _kernel.spmm_rows(indptr, indices, data, H2, res, 0, m)
+    else:
+        _kernel.spmm(indptr, indices, data, H2, res)
     return res.reshape(shape) if out is None else out
