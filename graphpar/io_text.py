@@ -626,9 +626,9 @@ def format_records(prefix: bytes, src, dst, w, base: int, with_weight: bool) -> 
         pre = np.frombuffer(prefix, dtype=np.uint8).copy()
         used = _k.format_int_records(pre, src, dst, w, base, with_weight, out)
         return out[:used].tobytes()
-    p = prefix.decode("ascii")
-    lines = [
-        f"{p}{u} {v} {x!r}\n"
-        for u, v, x in zip((src + base).tolist(), (dst + base).tolist(), w.tolist(), strict=True)
-    ]
-    return "".join(lines).encode("ascii")
+    pre = np.frombuffer(prefix, dtype=np.uint8).copy()
+    text = ("\n".join(map(repr, w.tolist())) + "\n").encode("ascii")
+    wtext = np.frombuffer(text, dtype=np.uint8)
+    out = np.empty(src.size * (len(prefix) + 42) + wtext.size, dtype=np.uint8)
+    used = _k.format_text_records(pre, src, dst, base, wtext, out)
+    return out[:used].tobytes()

@@ -14,13 +14,17 @@ Result slots (``res``, int64, length :data:`RES_SIZE`):
 ``res[4]`` column (0 = first vertex, 1 = second vertex, 2 = weight) of the problem.
 
 Weights are parsed exactly in the kernel when the decimal mantissa has at most
-15 significant digits and the decimal exponent is within +-22 (one correctly
-rounded IEEE operation). Any other numeric-looking token (17-digit reprs,
+18 significant digits and the decimal exponent is within +-22: up to 15 digits
+by one correctly rounded IEEE operation, 16 to 18 digits (e.g. Python's 17-digit
+``repr``) by a candidate certified with an error-free double-double residual
+(:func:`_verified_scale`). Any other numeric-looking token (17-digit reprs,
 ``inf``, ``nan``, huge exponents) is written as NaN and its record index and
 byte offset are stored in ``slow[j, 0]`` and ``slow[j, 1]``; the caller
 converts those few tokens with a correctly rounded parser
 (:func:`gather_tokens` + ``numpy.astype``).
 """
+
+import math
 
 import numpy as np
 from numba import njit
@@ -145,14 +149,78 @@ def _parse_weight(buf, i, pow10):
         return np.nan, i, 2
     if sig == 0:
         return -0.0 if neg else 0.0, i, 0
-    if sig > 15 or exp10 > 22 or exp10 < -22:
+    if sig > 18 or exp10 > 22 or exp10 < -22:
         return np.nan, i, 1
-    v = float(mant)
-    if exp10 >= 0:
-        v = v * pow10[exp10]
+    if sig <= 15:
+        # Clinger's fast path: both operands exact, one correctly rounded operation
+        v = float(mant)
+        if exp10 >= 0:
+            v = v * pow10[exp10]
+        else:
+            v = v / pow10[-exp10]
     else:
-        v = v / pow10[-exp10]
+        v = _verified_scale(mant, exp10, pow10)
+        if np.isnan(v):
+            return np.nan, i, 1
     return -v if neg else v, i, 0
+
+
+@njit(cache=True, inline="always")
+def _split(a):
+    c = 134217729.0 * a  # Dekker's split: 2**27 + 1
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@njit(cache=True, inline="always")
+def _two_prod(a, b):
+    # a * b == p + err exactly (Dekker), barring overflow and underflow
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, err
+
+
+@njit(cache=True, inline="always")
+def _residual(q, hi, lo, d, mul):
+    """(exact - q) for exact = (hi + lo) * d (``mul``), or (exact - q) * d for (hi + lo) / d."""
+    if mul:
+        p1, e1 = _two_prod(hi, d)
+        p2, e2 = _two_prod(lo, d)
+        return (p1 - q) + e1 + p2 + e2
+    p, e = _two_prod(q, d)
+    return ((hi - p) + lo) - e
+
+
+@njit(cache=True)
+def _verified_scale(mant, exp10, pow10):
+    """``mant * 10**exp10`` correctly rounded, or NaN when that cannot be certified.
+
+    For ``0 < mant < 10**18`` and ``|exp10| <= 22``: a candidate ``q`` from two
+    rounded operations is within an ulp or so; the residual ``exact - q`` is
+    computed in double-double (error-free products, Sterbenz subtractions)
+    and ``q`` is accepted only when the residual is clearly below half an ulp,
+    i.e. ``q`` is the correctly rounded value; otherwise the neighbour towards
+    the exact value is tried. Rare near-ties return NaN (slow path).
+    """
+    lo_i = mant % 2048
+    hi = float(mant - lo_i)  # at most 53 significant bits: exact
+    lo = float(lo_i)
+    mul = exp10 >= 0
+    d = pow10[exp10] if mul else pow10[-exp10]
+    q = (hi + lo) * d if mul else (hi + lo) / d
+    scale = 1.0 if mul else d
+    for _ in range(3):
+        fr, ex = math.frexp(q)
+        if fr == 0.5:  # a power of two: the ulp below is half as large
+            return np.nan
+        ulp = math.ldexp(1.0, ex - 53)
+        resid = _residual(q, hi, lo, d, mul)
+        if abs(resid) < 0.5 * ulp * scale * (1.0 - 1.0 / 1048576.0):
+            return q
+        q = q + ulp if resid > 0 else q - ulp
+    return np.nan
 
 
 @njit(cache=True)
@@ -398,4 +466,34 @@ def format_int_records(prefix, src, dst, w, base, with_weight, out):
             p = _write_uint(out, p, np.int64(x))
         out[p] = 10
         p += 1
+    return p
+
+
+@njit(cache=True)
+def format_text_records(prefix, src, dst, base, wtext, out):
+    """Like :func:`format_int_records`, with the weights given as text.
+
+    ``wtext`` holds one weight token per edge, each followed by ``\\n``; it is
+    copied as is after ``u v``. ``out`` needs at most
+    ``len(src) * (len(prefix) + 42) + len(wtext)`` bytes. Returns bytes used.
+    """
+    p = 0
+    t = 0
+    for k in range(src.size):
+        for j in range(prefix.size):
+            out[p] = prefix[j]
+            p += 1
+        p = _write_uint(out, p, src[k] + base)
+        out[p] = 32
+        p += 1
+        p = _write_uint(out, p, dst[k] + base)
+        out[p] = 32
+        p += 1
+        while wtext[t] != 10:
+            out[p] = wtext[t]
+            p += 1
+            t += 1
+        out[p] = 10
+        p += 1
+        t += 1
     return p

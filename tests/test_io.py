@@ -250,12 +250,16 @@ number_texts = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.3e}"),
     st.floats(allow_nan=False, allow_infinity=False).map(lambda x: f"{x:.17E}"),
     st.integers(-(10**25), 10**25).map(str),
+    st.tuples(st.integers(10**14, 10**18 - 1), st.integers(-24, 24)).map(
+        lambda t: f"{t[0]}e{t[1]}"
+    ),
+    st.tuples(st.integers(0, 10**9), st.integers(0, 10**9)).map(lambda t: f"{t[0]}.{t[1]:09d}"),
     st.sampled_from(["inf", "-inf", "+Infinity", "1e400", "-1e-400", "0", "-0.0", ".5", "5.",
                      "000123.4500", "1E5", "+3", "4.9e-324", "2.2250738585072014e-308"]),
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(number_texts, min_size=1, max_size=20))
 def test_weights_are_parsed_exactly_like_python_float(tokens):
     header = parse_header(b"", "wel")
@@ -266,6 +270,21 @@ def test_weights_are_parsed_exactly_like_python_float(tokens):
     np.testing.assert_array_equal(r.weights, expected)
     assert np.array_equal(np.signbit(r.weights), np.signbit(expected))
     np.testing.assert_array_equal(r.src, np.arange(len(tokens)))
+
+
+def test_many_long_decimals_are_exact():
+    rng = np.random.default_rng(11)
+    x = np.concatenate([
+        rng.random(40_000),
+        rng.random(20_000) * 10.0 ** rng.integers(-20, 20, 20_000),
+        np.ldexp(rng.random(20_000) + 1.0, rng.integers(-60, 60, 20_000)),
+    ])
+    texts = [repr(v) for v in x.tolist()] + [f"{v:.18e}" for v in x[:20_000].tolist()]
+    header = parse_header(b"", "wel")
+    body = "".join(f"0 1 {t}\n" for t in texts).encode()
+    r = parse_body(body, header)
+    assert r.error is None
+    np.testing.assert_array_equal(r.weights, [float(t) for t in texts])
 
 
 # ---------------------------------------------------------------- round trips
