@@ -93,7 +93,7 @@ def detect_format(path, format: str | None = None) -> tuple[str, str | None]:
     known = ", ".join(sorted(_SUFFIX))
     raise ValueError(
         f"cannot tell the graph format of {str(path)!r} from its suffix: expected one of "
-        f"{known} (optionally followed by .gz, .bz2 or .xz), or pass format="
+        f"{known} (optionally followed by .gz, .bz2 or .xz), or give the format"
     )
 
 

@@ -1,0 +1,156 @@
+"""``graphpar generate {kron,uniform,grid,sbm} ... -o FILE``: generate a graph and write it."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+EXAMPLES = """examples:
+  graphpar generate kron --scale 20 -o kron20.npz
+  graphpar generate kron --scale 16 --edgefactor 8 --weights real --seed 3 -o k16.mtx
+  graphpar generate uniform --n 100000 --m 1000000 -o u.gr.gz
+  graphpar generate grid --rows 1000 -o road.gr
+  graphpar generate sbm --blocks 500,500,500 --p-in 0.02 --p-out 0.001 -o s.npz --labels y.npy
+
+The output format follows the suffix: .gr, .mtx, .el/.txt, .wel or .npz, optionally
+followed by .gz, .bz2 or .xz (or give --format)."""
+
+
+def _one_line_errors(parser) -> None:
+    """Make argparse report a bad argument as one line (and exit 2), like other CLI errors."""
+
+    def error(message):
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    parser.error = error
+
+
+def _weights(text: str):
+    import argparse
+
+    key = text.lower()
+    if key not in ("int", "real", "none"):
+        raise argparse.ArgumentTypeError(f"expected int, real or none, got {text!r}")
+    return None if key == "none" else key
+
+
+def _blocks(text: str) -> list[int]:
+    import argparse
+
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers like 100,100, got {text!r}"
+        ) from None
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "generate",
+        help="generate a graph (Kronecker, uniform, grid road, SBM) and write it to a file",
+        description="Generate a graph and write it in the format given by the output suffix. "
+        "The same seed gives the same graph for any number of threads.",
+        epilog=EXAMPLES,
+        formatter_class=_raw(),
+    )
+    _one_line_errors(p)
+    kinds = p.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
+
+    k = kinds.add_parser("kron", help="Graph500 Kronecker graph (undirected by default)",
+                         description="Graph500 Kronecker graph: 2**scale vertices, "
+                         "edgefactor * 2**scale generated edges, relabelled vertices.")
+    k.add_argument("--scale", type=int, required=True, help="log2 of the number of vertices")
+    k.add_argument("--edgefactor", type=int, default=16, help="edges per vertex (default 16)")
+    k.add_argument("-a", type=float, default=0.57, help="quadrant probability A (0.57)")
+    k.add_argument("-b", type=float, default=0.19, help="quadrant probability B (0.19)")
+    k.add_argument("-c", type=float, default=0.19, help="quadrant probability C (0.19)")
+    k.add_argument("--directed", action="store_true", help="keep edges one way only")
+    _weight_args(k)
+
+    u = kinds.add_parser("uniform", help="uniform random endpoints (directed by default)",
+                         description="m edges with independent uniform endpoints in [0, n).")
+    u.add_argument("--n", type=int, required=True, help="number of vertices")
+    u.add_argument("--m", type=int, required=True, help="number of generated edges")
+    u.add_argument("--undirected", action="store_true", help="store every edge both ways")
+    _weight_args(u)
+
+    g = kinds.add_parser("grid", help="road-like 2-D grid with integer weights (undirected)",
+                         description="Undirected rows x cols 4-neighbour grid, integer "
+                         "weights uniform on 1..max-weight.")
+    g.add_argument("--rows", type=int, required=True, help="grid rows")
+    g.add_argument("--cols", type=int, default=None, help="grid columns (default: rows)")
+    g.add_argument("--max-weight", type=int, default=255, help="largest weight (default 255)")
+
+    s = kinds.add_parser("sbm", help="stochastic block model with planted labels",
+                         description="Undirected, unweighted stochastic block model.")
+    s.add_argument("--blocks", type=_blocks, required=True,
+                   help="comma-separated block sizes, e.g. 500,500,500")
+    s.add_argument("--p-in", type=float, required=True, help="edge probability within a block")
+    s.add_argument("--p-out", type=float, required=True, help="edge probability across blocks")
+    s.add_argument("--labels", default=None, help="also save the block labels to this .npy")
+
+    for q in (k, u, g, s):
+        _one_line_errors(q)
+        q.add_argument("-o", "--output", required=True, help="output file (format by suffix)")
+        q.add_argument("--format", default=None,
+                       help="output format if not the suffix: gr, mtx, el, wel, npz")
+        q.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        q.add_argument("--threads", type=int, default=None,
+                       help="Numba threads (default: all, or GRAPHPAR_NUM_THREADS)")
+        q.set_defaults(func=run)
+
+
+def _raw():
+    import argparse
+
+    return argparse.RawDescriptionHelpFormatter
+
+
+def _weight_args(parser) -> None:
+    parser.add_argument("--weights", type=_weights, default="int", metavar="{int,real,none}",
+                        help="int: 1..max-weight (default); real: (0, 1]; none: all 1")
+    parser.add_argument("--max-weight", type=int, default=255,
+                        help="largest integer weight (default 255)")
+
+
+def run(args) -> int:
+    from graphpar import generate
+    from graphpar.io import detect_format, write_graph
+    from graphpar.threads import set_threads
+
+    fmt, comp = detect_format(args.output, args.format)  # a bad suffix fails before any work
+    if args.generator == "sbm" and args.labels is not None and not args.labels.endswith(".npy"):
+        raise ValueError(f"--labels must name a .npy file, got {args.labels!r}")
+    threads = set_threads(args.threads)
+    t0 = time.perf_counter()
+    labels = None
+    if args.generator == "kron":
+        graph = generate.kronecker(
+            args.scale, args.edgefactor, seed=args.seed, a=args.a, b=args.b, c=args.c,
+            weights=args.weights, max_weight=args.max_weight, directed=args.directed,
+        )
+    elif args.generator == "uniform":
+        graph = generate.uniform(
+            args.n, args.m, seed=args.seed, weights=args.weights,
+            max_weight=args.max_weight, directed=not args.undirected,
+        )
+    elif args.generator == "grid":
+        graph = generate.grid_road(args.rows, args.cols, seed=args.seed,
+                                   max_weight=args.max_weight)
+    else:
+        graph, labels = generate.sbm(args.blocks, args.p_in, args.p_out, seed=args.seed)
+    t1 = time.perf_counter()
+    write_graph(graph, args.output, fmt)
+    if labels is not None and args.labels is not None:
+        import numpy as np
+
+        np.save(args.labels, labels)
+    t2 = time.perf_counter()
+    kind = "directed" if graph.directed else "undirected"
+    print(
+        f"{args.generator}: n={graph.n} nnz={graph.nnz} ({kind}) generated in {t1 - t0:.2f} s "
+        f"({threads} threads), wrote {args.output} ({fmt}{comp or ''}) in {t2 - t1:.2f} s"
+    )
+    return 0

@@ -1,0 +1,122 @@
+"""``graphpar generate`` through a subprocess: files equal to the Python API, clear errors."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import graphpar_cmd
+
+from graphpar import generate, read_graph
+
+TIMEOUT = 180
+
+
+def _run(*args, env=None):
+    return subprocess.run(
+        [*graphpar_cmd(), "generate", *map(str, args)],
+        capture_output=True, text=True, timeout=TIMEOUT, env=env,
+    )
+
+
+def _same(a, b):
+    return (
+        a.n == b.n
+        and a.directed == b.directed
+        and np.array_equal(a.indptr, b.indptr)
+        and np.array_equal(a.indices, b.indices)
+        and np.array_equal(a.weights, b.weights)
+    )
+
+
+SUMMARY = re.compile(r"^(\w+): n=(\d+) nnz=(\d+) \((un)?directed\) generated in [\d.]+ s "
+                     r"\(\d+ threads\), wrote .* in [\d.]+ s$")
+
+
+def test_kron_writes_the_api_graph(tmp_path):
+    out = tmp_path / "k.npz"
+    r = _run("kron", "--scale", 9, "--edgefactor", 6, "--seed", 4, "--threads", 1, "-o", out)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1
+    m = SUMMARY.match(lines[0])
+    assert m, lines[0]
+    expected = generate.kronecker(9, 6, seed=4)
+    assert (m.group(1), int(m.group(2)), int(m.group(3))) == ("kron", expected.n, expected.nnz)
+    assert _same(read_graph(out), expected)
+
+
+def test_kron_options_and_compressed_text_output(tmp_path):
+    out = tmp_path / "k.gr.gz"
+    r = _run("kron", "--scale", 7, "--edgefactor", 3, "--weights", "real", "--directed",
+             "-a", 0.5, "-b", 0.2, "-c", 0.2, "-o", out)
+    assert r.returncode == 0, r.stderr
+    expected = generate.kronecker(7, 3, a=0.5, b=0.2, c=0.2, weights="real", directed=True)
+    assert _same(read_graph(out), expected)
+
+
+def test_uniform_grid_and_sbm(tmp_path):
+    r = _run("uniform", "--n", 300, "--m", 2000, "--undirected", "--weights", "none",
+             "--seed", 2, "-o", tmp_path / "u.mtx")
+    assert r.returncode == 0, r.stderr
+    assert _same(read_graph(tmp_path / "u.mtx"),
+                 generate.uniform(300, 2000, seed=2, weights=None, directed=False))
+    r = _run("grid", "--rows", 6, "--cols", 9, "--max-weight", 20, "--seed", 1,
+             "-o", tmp_path / "g.wel")
+    assert r.returncode == 0, r.stderr
+    assert _same(read_graph(tmp_path / "g.wel"), generate.grid_road(6, 9, seed=1, max_weight=20))
+    r = _run("sbm", "--blocks", "20,30", "--p-in", 0.3, "--p-out", 0.05,
+             "-o", tmp_path / "s.el", "--format", "el", "--labels", tmp_path / "y.npy")
+    assert r.returncode == 0, r.stderr
+    g, labels = generate.sbm([20, 30], 0.3, 0.05)
+    assert _same(read_graph(tmp_path / "s.el"), g)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), labels)
+
+
+def test_same_file_at_one_and_two_threads(tmp_path):
+    for t in (1, 2):
+        r = _run("uniform", "--n", 5000, "--m", 40000, "--threads", t, "-o", tmp_path / f"{t}.npz")
+        assert r.returncode == 0, r.stderr
+    assert _same(read_graph(tmp_path / "1.npz"), read_graph(tmp_path / "2.npz"))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["kron", "--scale", 5, "-o", "OUT/g.json"], "cannot tell the graph format"),
+        (["kron", "--scale", "abc", "-o", "OUT/g.npz"], "argument --scale: invalid int value"),
+        (["kron", "--scale", 0, "-o", "OUT/g.npz"], r"scale must be in \[1, 40\], got 0"),
+        (["kron", "--scale", 5, "--weights", "float", "-o", "OUT/g.npz"],
+         "argument --weights: expected int, real or none"),
+        (["kron", "--scale", 5], "the following arguments are required: -o/--output"),
+        (["uniform", "--n", 10, "--m", -1, "-o", "OUT/u.gr"], "m must be >= 0, got -1"),
+        (["sbm", "--blocks", "3,x", "--p-in", 0.1, "--p-out", 0.1, "-o", "OUT/s.npz"],
+         "argument --blocks: expected comma-separated integers"),
+        (["sbm", "--blocks", "3,3", "--p-in", 2, "--p-out", 0.1, "-o", "OUT/s.npz"],
+         "p_in must be a probability"),
+        (["grid", "--rows", 3, "--threads", 99, "-o", "OUT/g.gr"], "threads must be between"),
+        (["grid", "--rows", 3, "-o", "OUT/missing_dir/g.gr"], "No such file or directory"),
+        (["ring", "-o", "OUT/g.gr"], "invalid choice: 'ring'"),
+    ],
+)
+def test_bad_arguments_print_one_error_line(tmp_path, args, message):
+    args = [str(a).replace("OUT", str(tmp_path)) for a in args]
+    r = _run(*args)
+    assert r.returncode == 2
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1, r.stderr
+    assert err[0].startswith("graphpar") and "error: " in err[0]
+    assert re.search(message, err[0]), err[0]
+    assert "Traceback" not in r.stderr
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_help_lists_the_generators():
+    r = _run("--help")
+    assert r.returncode == 0
+    for name in ("kron", "uniform", "grid", "sbm"):
+        assert name in r.stdout
+    r = _run("kron", "--help")
+    assert r.returncode == 0 and "--edgefactor" in r.stdout and "--weights" in r.stdout
