@@ -6,6 +6,7 @@ import bz2
 import gzip
 import lzma
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -594,3 +595,38 @@ def test_header_for_each_text_format():
     assert el.body_offset == 0
     with pytest.raises(EOFError):
         parse_header(b"c no p line yet\n", "gr", eof=False)
+
+
+# ---------------------------------------------------------------- shipped samples
+
+SAMPLES = Path(__file__).resolve().parent.parent / "datasets" / "samples"
+
+
+def test_sample_tiny_gr_matches_a_naive_parse_and_its_documented_distances():
+    path = SAMPLES / "tiny.gr"
+    g = read_graph(path)
+    n, arcs = read_gr_naive(path)
+    assert g.n == n == 6 and g.nnz == 9 and _edges(g) == min_dict(arcs)
+    np.testing.assert_array_equal(dijkstra(g.to_scipy(), indices=0), [0, 7, 9, 20, 20, 11])
+
+
+def test_sample_tiny_mtx_and_snap():
+    m = read_graph(SAMPLES / "tiny.mtx")
+    cycle = {(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 3)}
+    assert m.n == 5 and not m.directed
+    assert set(_edges(m)) == cycle | {(v, u) for u, v in cycle}
+    assert set(_edges(m)) == set(_edges(Graph.from_scipy(scipy.io.mmread(SAMPLES / "tiny.mtx"))))
+    s = read_graph(SAMPLES / "tiny_snap.txt")
+    pairs = {(0, 1), (0, 2), (1, 2), (2, 3), (3, 4), (4, 5)}
+    assert s.n == 7 and not s.directed
+    assert set(_edges(s)) == pairs | {(v, u) for u, v in pairs}
+
+
+def test_generated_samples_are_what_the_readme_says():
+    from graphpar import generate
+
+    grid = read_graph(SAMPLES / "grid_8x8.gr.gz", directed=False)
+    assert _same_graph(grid, generate.grid_road(8, seed=1, max_weight=100))
+    kron = read_graph(SAMPLES / "kron_s7.npz")
+    expected = generate.kronecker(7, 4, seed=1)
+    assert _same_graph(kron, expected) and not kron.directed and kron.nnz == 728
