@@ -219,6 +219,8 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
     a2 = np.zeros((p, p))
     xk = np.empty(p)
     yk = np.empty(p)
+    ls = np.empty(p)
+    as_ = np.empty(p)
     S0 = s0_carry
     ll = 0.0
     alpha = 0.0
@@ -284,67 +286,81 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                             for a in range(p):
                                 a2[a, a] += yk[a] * xk[a]
         if m > 0:
+            # Everything is scaled by 1/S0 so that tiny risk-set sums (eta far below
+            # the stratum's shift) never square into underflow: ls = S1/S0,
+            # as_ = A1/S0, and the Efron weights are sums over d_l / S0 in (1/m, 1].
+            inv = 1.0 / S0
+            q0 = s0_carry * inv
+            for a in range(p):
+                ls[a] = l1[a] * inv
             if not efron or m == 1:
                 tied = False
-                a0 = dw / S0
-                b0 = a0 / S0
+                ab0 = dw
+                ae1 = 0.0
+                bb0 = dw
+                bb1 = 0.0
+                bb2 = 0.0
                 ll -= dw * np.log(S0)
-                e1 = 0.0
-                b1 = 0.0
-                b2 = 0.0
             else:
                 tied = True
+                for a in range(p):
+                    as_[a] = a1[a] * inv
                 wt = dw / m
-                a0 = 0.0
-                e1 = 0.0
-                b0 = 0.0
-                b1 = 0.0
-                b2 = 0.0
+                fa = A * inv
+                ab0 = 0.0
+                ae1 = 0.0
+                bb0 = 0.0
+                bb1 = 0.0
+                bb2 = 0.0
                 for q in range(m):
                     f = q / m
-                    d = S0 - f * A
-                    inv = wt / d
-                    a0 += inv
-                    e1 += inv * f
-                    inv2 = inv / d
-                    b0 += inv2
-                    b1 += inv2 * f
-                    b2 += inv2 * f * f
-                    ll -= wt * np.log(d)
+                    dl = 1.0 - f * fa
+                    t1 = wt / dl
+                    ab0 += t1
+                    ae1 += t1 * f
+                    t2 = t1 / dl
+                    bb0 += t2
+                    bb1 += t2 * f
+                    bb2 += t2 * f * f
+                    ll -= wt * np.log(S0 - f * A)
             for a in range(p):
-                grad[a] -= l1[a] * a0
+                grad[a] -= ls[a] * ab0
             if tied:
                 for a in range(p):
-                    grad[a] += a1[a] * e1
+                    grad[a] += as_[a] * ae1
             if hmode == HESS_FULL:
                 for a in range(p):
-                    la = l1[a] * b0
+                    la = ls[a] * bb0
                     for b in range(p):
-                        info[a, b] += l2[a, b] * a0 - la * l1[b]
+                        info[a, b] += l2[a, b] * (inv * ab0) - la * ls[b]
                 if tied:
                     for a in range(p):
-                        la = l1[a]
-                        aa = a1[a]
+                        la = ls[a]
+                        aa = as_[a]
                         for b in range(a, p):
-                            info[a, b] += (-a2[a, b] * e1 + (la * a1[b] + aa * l1[b]) * b1
-                                           - aa * a1[b] * b2)
+                            info[a, b] += (-a2[a, b] * (inv * ae1)
+                                           + (la * as_[b] + aa * ls[b]) * bb1
+                                           - aa * as_[b] * bb2)
             elif hmode == HESS_DIAG:
                 for a in range(p):
-                    la = l1[a]
-                    info[a, a] += l2[a, a] * a0 - la * la * b0
+                    la = ls[a]
+                    info[a, a] += l2[a, a] * (inv * ab0) - la * la * bb0
                 if tied:
                     for a in range(p):
-                        la = l1[a]
-                        aa = a1[a]
-                        info[a, a] += -a2[a, a] * e1 + 2.0 * la * aa * b1 - aa * aa * b2
-            if first_seg:
-                alpha += a0
-                beta0 += b0
+                        la = ls[a]
+                        aa = as_[a]
+                        info[a, a] += (-a2[a, a] * (inv * ae1) + 2.0 * la * aa * bb1
+                                       - aa * aa * bb2)
+            if first_seg and q0 > 0.0:
+                # corrections for the S1/S2 carries, scaled by the S0 carry C0:
+                # alpha = C0 sum a0, beta0 = C0^2 sum b0, u = C0 sum (b0 S1 - b1 A1)
+                alpha += ab0 * q0
+                beta0 += bb0 * q0 * q0
                 for a in range(p):
-                    u[a] += b0 * l1[a]
+                    u[a] += bb0 * q0 * ls[a]
                 if tied:
                     for a in range(p):
-                        u[a] -= b1 * a1[a]
+                        u[a] -= bb1 * q0 * as_[a]
         i = j
     l1_out[:] = l1
     l2_out[:, :] = l2
@@ -418,17 +434,22 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
         ll += llc[c] + lle[c]
         al = alpha[c]
         be = beta0[c]
+        # the corrections were scaled by the chunk's S0 carry; scale the carries back
+        sc = 1.0 / c0[c] if c0[c] > 0.0 else 0.0
         for a in range(p):
-            G[a] += g[c, a] - C1[a] * al
+            G[a] += g[c, a] - C1[a] * sc * al
         if hess_mode == HESS_FULL:
             for a in range(p):
+                m1a = C1[a] * sc
                 for b in range(a, p):
-                    H[a, b] += (info[c, a, b] + C2[a, b] * al - C1[a] * C1[b] * be
-                                - C1[a] * u[c, b] - u[c, a] * C1[b])
+                    m1b = C1[b] * sc
+                    H[a, b] += (info[c, a, b] + C2[a, b] * sc * al - m1a * m1b * be
+                                - m1a * u[c, b] - u[c, a] * m1b)
         elif hess_mode == HESS_DIAG:
             for a in range(p):
-                H[a, a] += (info[c, a, a] + C2[a, a] * al - C1[a] * C1[a] * be
-                            - 2.0 * C1[a] * u[c, a])
+                m1a = C1[a] * sc
+                H[a, a] += (info[c, a, a] + C2[a, a] * sc * al - m1a * m1a * be
+                            - 2.0 * m1a * u[c, a])
         if had[c]:
             for a in range(p):
                 C1[a] = l1[c, a]

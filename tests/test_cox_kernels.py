@@ -1,0 +1,248 @@
+"""The Cox kernels against direct O(n^2) risk-set sums, finite differences and each other."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from naive_cox import cox_loglik
+
+from graphpar.kernels import cox as K
+from graphpar.kernels.cox_sort import cox_order
+
+P = 3
+
+
+def make_data(n=80, seed=0, nstrata=3, ties=True):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, P))
+    X[:, 2] = rng.integers(0, 3, n)  # a discrete covariate
+    if ties:
+        time = rng.integers(1, 12, n).astype(float)  # many tie groups, some large
+    else:
+        time = rng.exponential(size=n)
+    event = rng.random(n) < 0.7
+    event[0] = True
+    strata = rng.integers(0, nstrata, n)
+    w = rng.uniform(0.2, 3.0, n)
+    off = rng.normal(scale=0.3, size=n)
+    return X, time, event, strata, w, off
+
+
+class Sorted:
+    """The kernels' inputs for a data set, sorted as the kernels require."""
+
+    def __init__(self, X, time, event, strata, w, off, beta):
+        order = np.lexsort((-time, strata))
+        self.X = np.ascontiguousarray(X[order])
+        self.event = event[order].astype(np.uint8)
+        self.w = np.empty(0) if w is None else w[order]
+        self.strata = strata[order].astype(np.int64)
+        self.flags = np.empty(len(time), dtype=np.uint8)
+        K.tie_flags(time[order], self.strata, self.flags)
+        self.eta = self.X @ beta + (0.0 if off is None else off[order])
+        self.nstrata = int(strata.max()) + 1
+        self.shift = np.array([self.eta[self.strata == s].max() for s in range(self.nstrata)])
+
+    def block(self, lo, hi, target, ties, hmode, carry):
+        flags = self.flags[lo:hi]
+        cs = np.empty((hi - lo) // target + 2, dtype=np.int64)
+        cst = np.empty((hi - lo) // target + 2, dtype=np.int64)
+        nc = K.chunk_layout(flags, target, int(self.strata[lo]), cs, cst)
+        ll = np.zeros(1)
+        g = np.zeros(P)
+        h = np.zeros((P, P))
+        w = self.w[lo:hi] if self.w.size else self.w
+        K.cox_block(self.X[lo:hi], self.eta[lo:hi], w, self.event[lo:hi], flags, self.shift,
+                    cs[: nc + 1], cst[:nc], K.EFRON if ties == "efron" else K.BRESLOW, hmode,
+                    carry[0], carry[1], carry[2], np.empty(hi - lo), ll, g, h)
+        return ll[0], g, h
+
+    def whole(self, target=1000, ties="efron", hmode=K.HESS_FULL):
+        carry = (np.zeros(1), np.zeros(P), np.zeros((P, P)))
+        return self.block(0, len(self.event), target, ties, hmode, carry)
+
+    def group_starts(self):
+        return np.flatnonzero(self.flags & K.FLAG_GROUP)
+
+
+BETA = np.array([0.4, -0.7, 0.3])
+CASES = [
+    dict(strata=False, weights=False, offset=False),
+    dict(strata=True, weights=False, offset=False),
+    dict(strata=False, weights=True, offset=True),
+    dict(strata=True, weights=True, offset=True),
+]
+
+
+def _inputs(case, seed=0, **kw):
+    X, time, event, strata, w, off = make_data(seed=seed, **kw)
+    if not case["strata"]:
+        strata = np.zeros_like(strata)
+    return (X, time, event, strata, w if case["weights"] else None,
+            off if case["offset"] else None)
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(k for k, v in c.items() if v)
+                         or "plain")
+def test_matches_direct_risk_set_sums(ties, case):
+    X, time, event, strata, w, off = _inputs(case)
+    ref_ll, ref_g, ref_h = cox_loglik(X, time, event, BETA, ties, strata, w, off)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    for target in (1, 7, 1000):
+        ll, g, h = s.whole(target, ties)
+        assert ll == pytest.approx(ref_ll, rel=1e-12)
+        np.testing.assert_allclose(g, ref_g, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(h, ref_h, rtol=1e-10, atol=1e-10)
+        np.testing.assert_array_equal(h, h.T)
+        ll_d, g_d, h_d = s.whole(target, ties, K.HESS_DIAG)
+        assert ll_d == ll
+        np.testing.assert_allclose(g_d, g, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(np.diag(h_d), np.diag(ref_h), rtol=1e-10, atol=1e-10)
+        assert np.count_nonzero(h_d - np.diag(np.diag(h_d))) == 0
+        ll_n, g_n, h_n = s.whole(target, ties, K.HESS_NONE)
+        assert ll_n == ll and not h_n.any()
+
+
+def test_efron_and_breslow_differ_only_with_tied_events():
+    X, time, event, strata, w, off = make_data(ties=False)
+    e = cox_loglik(X, time, event, BETA, "efron")[0]
+    b = cox_loglik(X, time, event, BETA, "breslow")[0]
+    assert e == pytest.approx(b, rel=1e-13)
+    s = Sorted(X, time, event, np.zeros_like(strata), None, None, BETA)
+    assert s.whole(5, "efron")[0] == pytest.approx(s.whole(5, "breslow")[0], rel=1e-13)
+    X, time, event, strata, w, off = make_data(ties=True)
+    s = Sorted(X, time, event, np.zeros_like(strata), None, None, BETA)
+    assert abs(s.whole(5, "efron")[0] - s.whole(5, "breslow")[0]) > 1e-3
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_threads_and_chunking_give_the_same_result(ties):
+    X, time, event, strata, w, off = _inputs(CASES[3], n=3000, seed=3)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = s.whole(64, ties)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = s.whole(64, ties)
+    finally:
+        numba.set_num_threads(old)
+    assert one[0] == two[0]  # same chunks: same summation order whatever the threads
+    np.testing.assert_array_equal(one[1], two[1])
+    np.testing.assert_array_equal(one[2], two[2])
+    for target in (1, 5, 333, 10**6):
+        other = s.whole(target, ties)
+        assert other[0] == pytest.approx(one[0], rel=1e-12)
+        np.testing.assert_allclose(other[1], one[1], rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(other[2], one[2], rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("hmode", [K.HESS_FULL, K.HESS_DIAG])
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_carry_in_and_out_split_the_scan(ties, hmode):
+    X, time, event, strata, w, off = _inputs(CASES[3], n=200, seed=5)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    ref = s.whole(1000, ties, hmode)
+    starts = s.group_starts()
+    n = len(time)
+    for cuts in ([starts[len(starts) // 3]], [starts[5], starts[15], starts[-3]]):
+        carry = (np.zeros(1), np.zeros(P), np.zeros((P, P)))
+        bounds = [0, *cuts, n]
+        tot_ll, tot_g, tot_h = 0.0, np.zeros(P), np.zeros((P, P))
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            ll, g, h = s.block(lo, hi, 4, ties, hmode, carry)
+            tot_ll += ll
+            tot_g += g
+            tot_h += h
+        assert tot_ll == pytest.approx(ref[0], rel=1e-12)
+        np.testing.assert_allclose(tot_g, ref[1], rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(tot_h, ref[2], rtol=1e-10, atol=1e-10)
+
+
+def test_carry_out_is_the_risk_set_sum_of_the_last_stratum():
+    X, time, event, strata, w, off = _inputs(CASES[3], n=150, seed=2)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    carry = (np.zeros(1), np.zeros(P), np.zeros((P, P)))
+    mid = s.group_starts()[len(s.group_starts()) // 2]
+    s.block(0, mid, 3, "efron", K.HESS_FULL, carry)
+    last = s.strata[mid - 1]
+    rows = np.flatnonzero(s.strata[:mid] == last)
+    r = s.w[rows] * np.exp(s.eta[rows] - s.shift[last])
+    assert carry[0][0] == pytest.approx(r.sum(), rel=1e-12)
+    np.testing.assert_allclose(carry[1], r @ s.X[rows], rtol=1e-12)
+    np.testing.assert_allclose(carry[2], (s.X[rows] * r[:, None]).T @ s.X[rows], rtol=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_gradient_and_hessian_match_finite_differences(ties):
+    X, time, event, strata, w, off = _inputs(CASES[3], n=120, seed=7)
+
+    def at(beta):
+        return Sorted(X, time, event, strata, w, off, beta).whole(5, ties)
+
+    ll, g, h = at(BETA)
+    eps = 1e-5
+    for j in range(P):
+        d = np.zeros(P)
+        d[j] = eps
+        lp, gp, _ = at(BETA + d)
+        lm, gm, _ = at(BETA - d)
+        assert (lp - lm) / (2 * eps) == pytest.approx(g[j], rel=1e-6, abs=1e-6)
+        np.testing.assert_allclose((gp - gm) / (2 * eps), h[:, j], rtol=1e-6, atol=1e-6)
+
+
+def test_large_linear_predictor_is_stable():
+    X, time, event, strata, w, off = _inputs(CASES[1], n=100, seed=1)
+    big = np.array([300.0, -200.0, 150.0])  # exp(eta) overflows without the shift
+    s = Sorted(X, time, event, strata, None, None, big)
+    ll, g, h = s.whole(3, "efron")
+    assert np.isfinite(ll) and np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+    shifted = Sorted(X, time, event, strata, None, None, big)
+    shifted.shift = shifted.shift + 5.0  # any common shift per stratum gives the same answer
+    ll2, g2, h2 = shifted.whole(3, "efron")
+    assert ll2 == pytest.approx(ll, rel=1e-10)
+    np.testing.assert_allclose(g2, g, rtol=1e-9, atol=1e-9)
+
+
+def test_linear_predictor_and_stratum_maxima():
+    X, time, event, strata, w, off = _inputs(CASES[3], n=500, seed=4)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    o = np.lexsort((-time, strata))
+    for target in (1, 17, 10**6):
+        cs = np.empty(500 // target + 2, dtype=np.int64)
+        cst = np.empty(500 // target + 2, dtype=np.int64)
+        nc = K.chunk_layout(s.flags, target, 0, cs, cst)
+        assert np.all(s.flags[cs[:nc]] & K.FLAG_GROUP)
+        np.testing.assert_array_equal(cst[:nc], s.strata[cs[:nc]])
+        eta = np.empty(500)
+        smax = np.empty(s.nstrata + 1)
+        K.linear_predictor(s.X, BETA, off[o], s.flags, cs[: nc + 1], cst[:nc], eta, smax)
+        np.testing.assert_allclose(eta, s.eta, rtol=1e-14, atol=1e-14)
+        np.testing.assert_array_equal(smax[:-1], s.shift)
+        assert smax[-1] == -np.inf
+
+
+def test_radix_order_is_stable_lexsort():
+    rng = np.random.default_rng(0)
+    for n in (1, 10, 5000):
+        t = np.round(rng.exponential(size=n) * 20, 1)
+        t[: min(n, 2)] = [0.0, -0.0][: min(n, 2)]
+        codes = rng.integers(0, 40, n)
+        order, t2 = cox_order(t, codes, 40)
+        np.testing.assert_array_equal(order, np.lexsort((np.arange(n), -t, codes)))
+        assert t2 is t
+        order, _ = cox_order(t, None, 1)
+        np.testing.assert_array_equal(order, np.lexsort((np.arange(n), -t)))
+    # huge spread of magnitudes, all 64 bits in play
+    t = rng.exponential(size=3000) * 10.0 ** rng.integers(-300, 300, 3000)
+    order, _ = cox_order(t, None, 1)
+    np.testing.assert_array_equal(order, np.lexsort((np.arange(3000), -t)))
+
+
+def test_timefix_merges_near_ties_like_aeqsurv():
+    t = np.array([1.0, 1.0 + 1e-12, 2.0, 2.0 + 1e-3, 3.0, 3.0 * (1 + 1e-10), 5.0])
+    order, fixed = cox_order(t, None, 1, timefix=np.sqrt(np.finfo(float).eps))
+    np.testing.assert_array_equal(fixed, [1.0, 1.0, 2.0, 2.0 + 1e-3, 3.0, 3.0, 5.0])
+    np.testing.assert_array_equal(order, np.lexsort((np.arange(7), -t)))
