@@ -169,13 +169,40 @@ def relax(
 
 
 @njit(cache=True)
+def relax_light_local(
+    frontier, nf, indptr, lidx, weights, dist, pred, done, lo, ln, delta, bucket, limit,
+    nxt, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty, settled, nsettled,
+    in_settled,
+):
+    """Relax light edges from ``frontier`` until no owned vertex of ``bucket`` is left to do.
+
+    Owned vertices improved into the bucket are relaxed at once, in further
+    local passes, instead of waiting for the next exchange: only improvements
+    of remote vertices (ghosts) wait. ``frontier`` and ``nxt`` are used as
+    scratch and both end empty. Returns ``(npend, ndirty, nsettled)``.
+    """
+    a = frontier
+    b = nxt
+    while nf > 0:
+        nnext, npend, ndirty, nsettled = relax(
+            a, nf, indptr, lidx, weights, dist, pred, done, lo, ln, delta, bucket, True,
+            limit, b, 0, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
+            settled, nsettled, in_settled,
+        )
+        a, b = b, a
+        nf = nnext
+    return npend, ndirty, nsettled
+
+
+@njit(cache=True)
 def pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global, dist, pred, ln,
-                  nparts, with_pred, counts, sendbuf):
+                  nparts, with_pred, delta, counts, sendbuf):
     """Pack the dirty ghosts' (id, distance, predecessor) by owner into ``sendbuf``.
 
     ``sendbuf`` is int64 with ``2`` (or ``3`` with ``with_pred``) words per
     request, the distance stored as its float64 bit pattern. ``counts[k]``
     receives the number of words for rank ``k``. Clears the dirty flags.
+    Returns ``(words packed, smallest bucket among the requests)``.
     """
     words = 3 if with_pred else 2
     for k in range(nparts):
@@ -188,9 +215,13 @@ def pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global, dist, pred
         pos[k] = acc
         acc += counts[k]
     dview = dist.view(np.int64)
+    minb = NO_BUCKET
     for i in range(ndirty):
         g = dirty[i]
         in_dirty[g] = 0
+        b = _bucket(dist[ln + g], delta)
+        if b < minb:
+            minb = b
         k = ghost_owner[g]
         p = pos[k]
         sendbuf[p] = ghost_global[g]
@@ -198,7 +229,7 @@ def pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global, dist, pred
         if with_pred:
             sendbuf[p + 2] = pred[ln + g]
         pos[k] = p + words
-    return acc
+    return acc, minb
 
 
 @njit(cache=True)

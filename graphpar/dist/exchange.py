@@ -64,3 +64,23 @@ def alltoallv(sendbuf: np.ndarray, sendcounts: np.ndarray, recvcounts: np.ndarra
         [recv, (recvcounts, exclusive_cumsum(recvcounts)), mtype],
     )
     return recv
+
+
+def ialltoallv(sendbuf: np.ndarray, sendcounts: np.ndarray, recvcounts: np.ndarray, comm,
+               out: np.ndarray):
+    """Start the exchange of :func:`alltoallv` into ``out``; return the MPI request.
+
+    Examples
+    --------
+    >>> from graphpar.dist.comm import get_comm
+    >>> c = get_comm(); out = np.empty(1)
+    >>> counts = np.zeros(c.size, dtype=np.int64); counts[c.rank] = 1
+    >>> ialltoallv(np.array([7.0]), counts, counts, c, out).Wait(); out.tolist()
+    [7.0]
+    """
+    sendbuf = np.ascontiguousarray(sendbuf)
+    mtype = from_numpy_dtype(sendbuf.dtype)
+    return comm.Ialltoallv(
+        [sendbuf, (sendcounts, exclusive_cumsum(sendcounts)), mtype],
+        [out, (recvcounts, exclusive_cumsum(recvcounts)), mtype],
+    )

@@ -2,8 +2,10 @@
 
 Per bucket (the global minimum non-empty one, found by ``Allreduce``): light
 phases relax the edges of weight ``<= delta`` of the bucket's vertices until no
-rank has work left, each phase ending in one exchange; then one heavy phase
-relaxes the heavier edges of every vertex settled in the bucket. An exchange
+rank has work left, each phase ending in one exchange; within a phase a rank
+keeps relaxing its own vertices that fall into the bucket until it has none
+left, so that only paths that cross between ranks cost rounds. Then one heavy
+phase relaxes the heavier edges of every vertex settled in the bucket. An exchange
 is one ``Alltoall`` of (words, active flag) per rank and one ``Alltoallv`` of
 requests ``(vertex, distance[, predecessor])`` for remote vertices, batched
 per destination. A rank remembers the best distance it has sent for each
@@ -17,7 +19,7 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from graphpar.dist.exchange import alltoallv
+from graphpar.dist.exchange import ialltoallv
 from graphpar.dist.graph import DistGraph
 from graphpar.kernels import dist_sssp as _k
 
@@ -224,6 +226,21 @@ def _check_weights(dg) -> None:
         )
 
 
+YIELD = os.environ.get("GRAPHPAR_MPI_YIELD", "0") == "1"
+
+
+def _wait(req) -> None:
+    """Wait for a non-blocking collective; with ``GRAPHPAR_MPI_YIELD=1`` yield the core
+    between tests (for ranks that share cores with other busy processes; measured
+    no faster here, so off by default).
+    """
+    if not YIELD:
+        req.Wait()
+        return
+    while not req.Test():
+        os.sched_yield()
+
+
 def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit: float):
     comm = dg.comm
     nranks = comm.Get_size()
@@ -247,8 +264,8 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     in_dirty = np.zeros(ng, dtype=np.uint8)
     sendbuf = np.empty(words * ng, dtype=np.int64)
     sendcounts = np.zeros(nranks, dtype=np.int64)
-    flags_send = np.zeros((nranks, 2), dtype=np.int64)
-    flags_recv = np.zeros((nranks, 2), dtype=np.int64)
+    header_send = np.zeros((nranks, 4), dtype=np.int64)
+    header_recv = np.zeros((nranks, 4), dtype=np.int64)
     recvbuf = np.empty(max(words * 1024, words * ln), dtype=np.int64)
     npend = 0
     if lo <= s < dg.hi:
@@ -262,58 +279,54 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     bytes_sent = 0
     not_mine = np.ones(nranks, dtype=bool)
     not_mine[comm.Get_rank()] = False
-    minbuf = np.zeros(1, dtype=np.int64)
-    gminbuf = np.zeros(1, dtype=np.int64)
-
-    def exchange(ndirty, active, light, bucket, nnext, npend):
-        nonlocal rounds, bytes_sent, recvbuf
-        nw = _k.pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global, dist, pred,
-                              ln, nranks, with_pred, sendcounts, sendbuf)
-        flags_send[:, 0] = sendcounts
-        flags_send[:, 1] = 1 if (active or nw) else 0
-        comm.Alltoall(flags_send, flags_recv)
-        recvcounts = np.ascontiguousarray(flags_recv[:, 0])
-        total = int(recvcounts.sum())
-        if recvbuf.size < total:
-            recvbuf = np.empty(2 * total, dtype=np.int64)
-        if flags_recv[:, 0].any() or nw:
-            alltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, out=recvbuf)
-        rounds += 1
-        bytes_sent += 8 * int(sendcounts[not_mine].sum())
-        nnext, npend = _k.apply_requests(recvbuf, total, with_pred, lo, dist, pred, delta,
-                                         bucket, light, nxt, nnext, in_next, pend, npend,
-                                         in_pend)
-        return bool(flags_recv[:, 1].any()), nnext, npend
-
+    bucket = 0  # the source's
+    new_bucket = True
     while True:
-        npend, mb = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
-        minbuf[0] = mb
-        comm.Allreduce(minbuf, gminbuf, op=MPI.MIN)
-        bucket = int(gminbuf[0])
-        if bucket == _k.NO_BUCKET:
-            break
-        buckets += 1
-        npend, nf = _k.take_bucket(pend, npend, in_pend, dist, delta, bucket, frontier, in_next)
-        nsettled = 0
-        while True:  # light phases
-            nnext, npend, ndirty, nsettled = _k.relax(
-                frontier, nf, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
-                bucket, True, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
-                in_dirty, settled, nsettled, in_settled,
-            )
-            more, nnext, npend = exchange(ndirty, nnext > 0, True, bucket, nnext, npend)
-            frontier, nxt = nxt, frontier
-            nf = nnext
-            if not more:
-                break
-        # heavy phase over the vertices settled in this bucket
+        if new_bucket:  # its pending vertices form the frontier
+            buckets += 1
+            npend, nf = _k.take_bucket(pend, npend, in_pend, dist, delta, bucket, frontier,
+                                       in_next)
+        # light edges to a local fixpoint, then (speculatively: a later phase of this
+        # bucket may improve a settled vertex and relax it again) the heavy edges
+        npend, ndirty, nsettled = _k.relax_light_local(
+            frontier, nf, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
+            bucket, limit, nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty,
+            settled, 0, in_settled,
+        )
         _, npend, ndirty, _ = _k.relax(
             settled, nsettled, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
-            bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
+            bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, ndirty,
             in_dirty, settled, nsettled, in_settled,
         )
         _k.clear_flags(settled, nsettled, in_settled)
-        _, _, npend = exchange(ndirty, False, False, bucket, 0, npend)
+        # one exchange: requests, plus per rank whether it sends work for this bucket,
+        # the smallest bucket it knows of (so no separate Allreduce is needed) and
+        # whether it sends anything at all
+        nw, minb_out = _k.pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global,
+                                        dist, pred, ln, nranks, with_pred, delta,
+                                        sendcounts, sendbuf)
+        npend, minb_pend = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
+        header_send[:, 0] = sendcounts
+        header_send[:, 1] = 1 if minb_out <= bucket else 0
+        header_send[:, 2] = min(minb_out, minb_pend)
+        header_send[:, 3] = 1 if nw else 0
+        _wait(comm.Ialltoall(header_send, header_recv))
+        recvcounts = np.ascontiguousarray(header_recv[:, 0])
+        total = int(recvcounts.sum())
+        if recvbuf.size < total:
+            recvbuf = np.empty(2 * total, dtype=np.int64)
+        if header_recv[:, 3].any():  # the same decision on every rank: a collective
+            _wait(ialltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, recvbuf))
+        rounds += 1
+        bytes_sent += 8 * int(sendcounts[not_mine].sum())
+        nf, npend = _k.apply_requests(recvbuf, total, with_pred, lo, dist, pred, delta,
+                                      bucket, True, frontier, 0, in_next, pend, npend, in_pend)
+        new_bucket = not header_recv[:, 1].any()
+        if not new_bucket:
+            continue  # this bucket goes on: requests into it crossed between ranks
+        bucket = int(header_recv[:, 2].min())
+        if bucket == _k.NO_BUCKET:
+            break
 
     out_pred = pred[:ln].copy() if with_pred else None
     return DistSSSPResult(dist[:ln].copy(), out_pred, dg.partition, comm, rounds, buckets,

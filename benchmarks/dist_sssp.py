@@ -1,0 +1,178 @@
+"""Distributed delta-stepping SSSP at 1 rank x 1 thread, 1 rank x 2 threads, 2 ranks x 1 thread.
+
+Usage::
+
+    python benchmarks/dist_sssp.py [--scale 20] [--grid 1000] [--reps 2] [--runs 5]
+
+The driver launches one ``mpiexec`` job per configuration and graph,
+interleaving the configurations ``--reps`` times so that background load on a
+shared machine hits them alike. Each job generates its graph in parallel
+(Kronecker ``--scale``, and a ``--grid`` x ``--grid`` road-like grid), picks
+the same sources (vertices with at least one edge), runs SSSP once to warm up
+and then ``--runs`` times, and reports the median time, the rounds
+(bulk-synchronous exchanges), the buckets and the bytes each rank sent. The
+driver prints per configuration the median over repetitions and the speed-up
+over 1 rank x 1 thread (``ratio`` > 1 means faster), plus the serial
+shared-memory ``graphpar.sssp`` and scipy's Dijkstra on the same graph and
+sources for reference when the graph fits (``--reference``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CONFIGS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
+
+
+def worker(args) -> None:
+    import numpy as np
+    from mpi4py import MPI
+
+    from graphpar.dist import generate as dgen
+    from graphpar.dist.comm import get_comm, setup_threads
+    from graphpar.dist.sssp import sssp
+
+    comm = get_comm()
+    threads = setup_threads(args.threads)
+    t0 = time.perf_counter()
+    if args.graph.startswith("kron:"):
+        dg = dgen.kronecker(int(args.graph[5:]), seed=args.seed)
+    else:
+        side = int(args.graph.split(":")[1])
+        dg = dgen.grid_road(side, side, seed=args.seed)
+    gen_time = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+    # the same sources for every configuration: seeded candidates with an edge
+    cand = np.random.default_rng(args.seed + 1).integers(0, dg.gn, 256)
+    has_edge = np.zeros(cand.size, dtype=np.int64)
+    mine = (cand >= dg.lo) & (cand < dg.hi)
+    deg = np.diff(dg.indptr)
+    has_edge[mine] = deg[cand[mine] - dg.lo] > 0
+    comm.Allreduce(MPI.IN_PLACE, has_edge, op=MPI.MAX)
+    sources = [int(s) for s in cand[has_edge > 0][: args.runs]]
+    t0 = time.perf_counter()
+    sssp(dg, sources[0])  # compile / caches (ghost relabelling, rows by weight)
+    warm_time = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+    times, rounds, buckets, sent, reached = [], [], [], [], []
+    for s in sources:
+        comm.Barrier()
+        t0 = time.perf_counter()
+        res = sssp(dg, s)
+        times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
+        rounds.append(res.rounds)
+        buckets.append(res.buckets)
+        sent.append(comm.allgather(res.bytes_sent))
+        reached.append(comm.allreduce(int(np.isfinite(res.dist).sum())))
+    out = {
+        "graph": args.graph, "ranks": comm.Get_size(), "threads": threads,
+        "gn": dg.gn, "gnnz": dg.gnnz, "gen_s": gen_time, "first_run_s": warm_time,
+        "times": times, "median_s": statistics.median(times),
+        "rounds": int(statistics.median(rounds)), "buckets": int(statistics.median(buckets)),
+        "bytes_per_rank": [int(statistics.median(b[r] for b in sent))
+                           for r in range(comm.Get_size())],
+        "reached": reached, "sources": sources, "delta": res.delta,
+    }
+    if args.reference and comm.Get_size() == 1:
+        out.update(_reference(dg, sources))
+    if comm.Get_rank() == 0:
+        print("RESULT " + json.dumps(out), flush=True)
+
+
+def _reference(dg, sources) -> dict:
+    """Serial graphpar.sssp (if present) and scipy's Dijkstra, same graph and sources."""
+    import numpy as np
+    from scipy.sparse.csgraph import dijkstra
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _timing import median_time
+
+    g = dg.gather()
+    A = g.to_scipy()
+    out = {}
+    it = iter(sources * 10)
+    med, _ = median_time(lambda: dijkstra(A, indices=next(it)), repeat=len(sources))
+    out["scipy_s"] = med
+    try:
+        from graphpar.shortest_paths import sssp as shared_sssp
+    except ImportError:
+        return out
+    it = iter(sources * 10)
+    med, _ = median_time(lambda: shared_sssp(g, next(it)), repeat=len(sources))
+    out["shared_memory_s"] = med
+    ref = dijkstra(A, indices=sources[0])
+    from graphpar.dist.sssp import sssp
+
+    out["same_as_scipy"] = bool(np.array_equal(sssp(dg, sources[0]).gather(), ref))
+    return out
+
+
+def launch(graph, ranks, threads, args) -> dict:
+    exe = Path(sys.executable).parent / "mpiexec"
+    env = dict(os.environ, GRAPHPAR_NUM_THREADS=str(threads))
+    cmd = [str(exe if exe.exists() else "mpiexec"), "-n", str(ranks), sys.executable,
+           __file__, "--worker", "--graph", graph, "--threads", str(threads),
+           "--runs", str(args.runs), "--seed", str(args.seed)]
+    if args.reference and ranks == 1 and threads == 1:
+        cmd.append("--reference")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
+    return json.loads(line[7:])
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--grid", type=int, default=1000)
+    p.add_argument("--reps", type=int, default=2)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--no-reference", dest="reference", action="store_false")
+    p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--graph", help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker(args)
+        return
+    graphs = [f"kron:{args.scale}", f"grid:{args.grid}"]
+    for graph in graphs:
+        results = {c: [] for c in CONFIGS}
+        for _ in range(args.reps):
+            for ranks, threads in CONFIGS:
+                results[(ranks, threads)].append(launch(graph, ranks, threads, args))
+        base = statistics.median(r["median_s"] for r in results[(1, 1)])
+        first = results[(1, 1)][0]
+        print(f"\n{graph}: {first['gn']} vertices, {first['gnnz']} stored edges, "
+              f"delta {first['delta']:.3g}, {args.runs} sources, median of {args.reps} jobs")
+        print(f"{'config':>16} {'time_s':>9} {'vs 1x1':>7} {'rounds':>7} {'buckets':>8} "
+              f"{'bytes sent per rank':>24} {'gen_s':>7}")
+        for (ranks, threads), rs in results.items():
+            med = statistics.median(r["median_s"] for r in rs)
+            per_rank = rs[0]["bytes_per_rank"]
+            print(f"{f'{ranks} rank x {threads} thr':>16} {med:9.3f} {base / med:6.2f}x "
+                  f"{rs[0]['rounds']:7d} {rs[0]['buckets']:8d} "
+                  f"{'/'.join(str(b) for b in per_rank):>24} "
+                  f"{statistics.median(r['gen_s'] for r in rs):7.2f}")
+        refs = [r for r in results[(1, 1)] if "scipy_s" in r]
+        if refs:
+            sc = statistics.median(r["scipy_s"] for r in refs)
+            line = f"  reference: scipy dijkstra {sc:.3f} s (1x1 dist is {sc / base:.2f}x scipy)"
+            if "shared_memory_s" in refs[0]:
+                sm = statistics.median(r["shared_memory_s"] for r in refs)
+                line += f"; graphpar.sssp 1 thread {sm:.3f} s"
+                line += f"; dist result equals scipy: {refs[0]['same_as_scipy']}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
