@@ -282,6 +282,7 @@ class CoxPH:
         if pen == 0.0:
             _check_collinear(-h, self.feature_names_in_)
         converged = False
+        stalled = False
         n_iter = 0
         step = np.zeros(p)
         for _ in range(self.max_iter):
@@ -292,7 +293,8 @@ class CoxPH:
             n_iter += 1
             new = objective(trial)
             halvings = 0
-            while not (np.isfinite(new[1]) and new[1] >= llp - 1e-12 * abs(llp)):
+            while not (np.isfinite(new[1]) and new[1] >= llp - 1e-12 * abs(llp)
+                       and np.all(np.isfinite(new[2])) and np.all(np.isfinite(new[3]))):
                 halvings += 1
                 if halvings > 40:
                     break
@@ -300,23 +302,20 @@ class CoxPH:
                 trial = beta + step
                 new = objective(trial)
             if halvings > 40:
-                warnings.warn("CoxPH: step halving could not increase the log-likelihood; "
-                              "stopping", ConvergenceWarning, stacklevel=3)
+                stalled = True
                 break
             beta = trial
             ll, llp, g, h = new
             if done:
                 converged = True
                 break
-        if not converged and n_iter >= self.max_iter:
-            warnings.warn(f"CoxPH: no convergence in max_iter={self.max_iter} Newton steps",
-                          ConvergenceWarning, stacklevel=3)
         info = -h
         try:
             var = scipy.linalg.cho_solve(scipy.linalg.cho_factor(info), eye)
-        except np.linalg.LinAlgError:
+        except (np.linalg.LinAlgError, ValueError):
             var = np.linalg.pinv(info)
         last = var @ g
+        runaway = []
         if pen == 0.0:
             bad = [j for j in range(p)
                    if abs(last[j]) > math.sqrt(self.tol) * max(1.0, abs(beta[j]))
@@ -329,6 +328,10 @@ class CoxPH:
                     "grows: the covariate separates the events (monotone likelihood), so its "
                     "coefficient is running to infinity and its estimate and standard error "
                     "are not meaningful", MonotoneLikelihoodWarning, stacklevel=3)
+        if not converged and not runaway:
+            why = ("step halving could not increase the log-likelihood" if stalled
+                   else f"no convergence in max_iter={self.max_iter} Newton steps")
+            warnings.warn(f"CoxPH: {why}", ConvergenceWarning, stacklevel=3)
         self.coef_ = beta
         self.var_ = var
         self.se_ = np.sqrt(np.maximum(np.diag(var), 0.0))
