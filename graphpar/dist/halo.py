@@ -433,6 +433,7 @@ class HaloExchange:
         self.width = int(width)
         self.dtype = np.dtype(dtype)
         self._reqs: list = []
+        self.bytes_sent = 0  # by this rank, over every exchange so far (both directions)
         w = self.width
         if plan.mode == "p2p":
             self._sendbuf = np.empty((plan.send_idx.size, w), dtype=self.dtype)
@@ -456,6 +457,8 @@ class HaloExchange:
         from mpi4py import MPI
 
         plan = self.plan
+        row = self.width * self.dtype.itemsize
+        self.bytes_sent += plan.send_rows * row
         if plan.mode == "allgather":
             self._reqs = [self.comm.Iallgatherv(
                 MPI.IN_PLACE, [ext, (self._counts, self._displs)])]
@@ -483,6 +486,7 @@ class HaloExchange:
         from mpi4py import MPI
 
         plan = self.plan
+        self.bytes_sent += plan.recv_rows * self.width * self.dtype.itemsize
         if plan.mode == "allgather":
             counts = np.diff(plan.offsets) * self.width
             self._reqs = [self.comm.Ireduce_scatter(ext_partial, self._rbuf,
