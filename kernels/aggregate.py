@@ -28,16 +28,16 @@ PREFETCH_DISTANCE = 16
 
 
 @intrinsic
-def _prefetch_row(typingctx, arr, row):
-    """Prefetch the first cache line of row ``row`` of the 2-D array ``arr`` (a hint)."""
-    sig = types.void(arr, row)
+def _prefetch(typingctx, arr, row, col):
+    """Prefetch the cache line holding ``arr[row, col]`` of a 2-D array (a hint only)."""
+    sig = types.void(arr, row, col)
 
     def codegen(context, builder, signature, args):
-        aryty, rowty = signature.args
+        aryty, rowty, colty = signature.args
         ary = context.make_array(aryty)(context, builder, args[0])
         r = context.cast(builder, args[1], rowty, types.intp)
-        zero = context.get_constant(types.intp, 0)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [r, zero], wraparound=False)
+        c = context.cast(builder, args[2], colty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [r, c], wraparound=False)
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
@@ -87,7 +87,7 @@ def spmm_rows(indptr, indices, data, H, out, lo, hi):
             o[f] = 0
         for j in range(indptr[i], indptr[i + 1]):
             if j + PREFETCH_DISTANCE < end:
-                _prefetch_row(H, indices[j + PREFETCH_DISTANCE])
+                _prefetch(H, indices[j + PREFETCH_DISTANCE], 0)
             w = data[j]
             h = H[indices[j]]
             for f in range(k):

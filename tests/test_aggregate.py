@@ -48,6 +48,7 @@ def test_normalize_matches_formula(norm, self_loops, directed):
     ref = naive_gcn.normalize(M, self_loops=self_loops, norm=norm)
     assert isinstance(op, sp.csr_array) and isinstance(op, GCNOperator)
     assert op.dtype == np.float64 and op.has_sorted_indices
+    assert op.indices.dtype == np.int32 and op.indptr.dtype == np.int32  # small: int32
     np.testing.assert_allclose(op.toarray(), ref, rtol=1e-13, atol=0)
     assert np.isfinite(op.data).all()
     if norm == "sym" and not directed:

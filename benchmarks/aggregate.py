@@ -1,0 +1,174 @@
+"""Benchmark: GCN aggregation ``op @ H``, graphpar against scipy (and torch.sparse.mm with CSR).
+
+Run: ``python benchmarks/aggregate.py`` (about 10 minutes on 2 cores; ``--quick`` for a
+small smoke run). Everything is measured in one process: a STREAM triad (Numba,
+parallel) for the machine's bandwidth, then for each graph, width, dtype and thread
+count the median of ``--repeat`` calls of graphpar's :func:`graphpar.aggregate`,
+scipy's ``op @ H`` (single-threaded; timed once per case) and, when torch is
+importable, ``torch.sparse.mm`` on a CSR tensor. Finally Cora's ms per training
+epoch when ``GRAPHPAR_DATA`` holds it.
+
+Traffic model (bytes per aggregation, m rows, nnz stored entries, width w, s bytes per
+value, i bytes per index): ``nnz*(i + s)`` for the operator's indices and values,
+``nnz*w*s`` for the rows of H it gathers (every gathered row counted, no cache reuse),
+``m*w*s`` for writing the output and ``8*(m+1)`` for indptr. GFLOP/s counts 2*nnz*w.
+The triad ``a = b + x*c`` counts 3 arrays of 8-byte values (STREAM's convention).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import fmt_ratio, median_time  # noqa: E402
+from numba import njit, prange  # noqa: E402
+
+import graphpar  # noqa: E402
+from graphpar import aggregate, gcn_normalize  # noqa: E402
+from graphpar.generate import kronecker, uniform  # noqa: E402
+from graphpar.threads import max_threads, set_threads  # noqa: E402
+
+
+@njit(parallel=True, cache=True)
+def _triad(a, b, c, x):
+    for i in prange(a.size):
+        a[i] = b[i] + x * c[i]
+
+
+def triad_gbs(n: int, repeat: int) -> float:
+    """STREAM triad bandwidth in GB/s with the current thread count."""
+    a = np.zeros(n)
+    b = np.ones(n)
+    c = np.full(n, 2.0)
+    med, _ = median_time(lambda: _triad(a, b, c, 3.0), repeat=repeat)
+    return 3 * 8 * n / med / 1e9
+
+
+def traffic(op, w: int, s: int) -> float:
+    m = op.shape[0]
+    i = op.indices.itemsize
+    return op.nnz * (i + s) + op.nnz * w * s + m * w * s + 8 * (m + 1)
+
+
+def torch_mm():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small graphs, for a smoke run")
+    ap.add_argument("--widths", default="16,64,256")
+    ap.add_argument("--dtypes", default="float32,float64")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--graphs", default="uniform,kronecker")
+    args = ap.parse_args(argv)
+    widths = [int(w) for w in args.widths.split(",")]
+    dtypes = [np.dtype(d) for d in args.dtypes.split(",")]
+    threads = sorted({1, min(2, max_threads())})
+    scale = 14 if args.quick else 20
+    torch = torch_mm()
+
+    print(f"graphpar {graphpar.__version__}, numpy {np.__version__}, "
+          f"scipy {__import__('scipy').__version__}, threads {threads}, "
+          f"torch {torch.__version__ if torch else 'not installed'}")
+    print(f"median of {args.repeat} runs after one warm-up; scipy is single-threaded and "
+          "timed once per case")
+    triad = {}
+    for t in threads:
+        set_threads(t)
+        triad[t] = triad_gbs((1 << 25) if not args.quick else (1 << 20), args.repeat)
+        print(f"STREAM triad ({t} thread{'s' if t > 1 else ''}): {triad[t]:.1f} GB/s")
+
+    graphs = {}
+    t0 = time.perf_counter()
+    if "uniform" in args.graphs:
+        # 2**scale vertices, 2**(scale+3) undirected edges: about 2**(scale+4) stored
+        graphs["uniform"] = uniform(1 << scale, 1 << (scale + 3), seed=1, weights=None,
+                                    directed=False)
+    if "kronecker" in args.graphs:
+        graphs["kronecker"] = kronecker(scale, 8, seed=1, weights=None)
+    print(f"generated graphs in {time.perf_counter() - t0:.1f} s")
+
+    header = (f"{'graph':<10} {'dtype':<8} {'w':>4} {'thr':>3} {'graphpar ms':>11} "
+              f"{'scipy ms':>9} {'speedup':>8} {'GFLOP/s':>8} {'GB/s':>6} {'%triad':>7}"
+              + (f" {'torch ms':>9}" if torch else ""))
+    for gname, g in graphs.items():
+        for dt in dtypes:
+            op = gcn_normalize(g, dtype=dt)
+            print(f"\n{gname}: {op.shape[0]} vertices, {op.nnz} stored entries "
+                  f"(with self-loops), {dt}, indices {op.indices.dtype}")
+            print(header)
+            rng = np.random.default_rng(0)
+            for w in widths:
+                H = rng.standard_normal((op.shape[0], w)).astype(dt)
+                out = np.empty_like(H)
+                set_threads(max(threads))
+                aggregate(op, H, out=out)
+                ref = op @ H
+                err = np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-300)
+                sp_med, _ = median_time(lambda op=op, H=H: op @ H, repeat=args.repeat)
+                del ref
+                tt = None
+                if torch:
+                    T = torch.sparse_csr_tensor(
+                        torch.from_numpy(op.indptr.astype(np.int64)),
+                        torch.from_numpy(op.indices.astype(np.int64)),
+                        torch.from_numpy(op.data), size=op.shape)
+                    Ht = torch.from_numpy(H)
+                for t in threads:
+                    set_threads(t)
+                    med, _ = median_time(lambda op=op, H=H, out=out: aggregate(op, H, out=out),
+                                         repeat=args.repeat)
+                    if torch:
+                        torch.set_num_threads(t)
+                        tt, _ = median_time(lambda T=T, Ht=Ht: torch.sparse.mm(T, Ht),
+                                            repeat=args.repeat)
+                    gflops = 2 * op.nnz * w / med / 1e9
+                    gbs = traffic(op, w, dt.itemsize) / med / 1e9
+                    line = (f"{gname:<10} {dt.name:<8} {w:>4} {t:>3} {med * 1e3:>11.1f} "
+                            f"{sp_med * 1e3:>9.1f} {fmt_ratio(sp_med, med):>8} {gflops:>8.2f} "
+                            f"{gbs:>6.1f} {100 * gbs / triad[t]:>6.0f}%")
+                    if torch:
+                        line += f" {tt * 1e3:>9.1f}"
+                    print(line, flush=True)
+                print(f"{'':<10} max relative difference to scipy at w={w}: {err:.1e}")
+                del H, out
+
+    root = os.environ.get("GRAPHPAR_DATA")
+    if root:
+        from graphpar.datasets import load_planetoid
+        from graphpar.gcn_model import train_gcn
+
+        try:
+            data = load_planetoid("cora", root, download=False)
+        except FileNotFoundError as exc:
+            print(f"\nCora: skipped ({exc})")
+            return 0
+        print()
+        for t in threads:
+            set_threads(t)
+            train_gcn(data, epochs=5)  # compile and warm up
+            runs = [train_gcn(data, seed=s) for s in range(3)]
+            ms = sorted(1e3 * r.seconds / r.epochs for r in runs)
+            print(f"Cora GCN training ({t} thread{'s' if t > 1 else ''}): median "
+                  f"{ms[1]:.2f} ms/epoch over 3 runs of 200 epochs "
+                  f"({', '.join(f'{x:.2f}' for x in ms)}); test accuracy "
+                  f"{', '.join(f'{r.test_accuracy:.3f}' for r in runs)}")
+    else:
+        print("\nCora: skipped (set GRAPHPAR_DATA)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
