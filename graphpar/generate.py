@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from graphpar.graph import Graph
+from graphpar.io_csr import graph_from_edges
 from graphpar.kernels import generators as _gen
 from graphpar.kernels import rng as _rng
 
@@ -209,7 +210,7 @@ def kronecker(
     )
     # one table of 2**scale labels is cheaper than two Feistel evaluations per edge
     _gen.relabel(kronecker_permutation(scale, seed=seed), src, dst)
-    return Graph.from_edges(src, dst, w, n=1 << scale, directed=bool(directed))
+    return graph_from_edges(src, dst, w, 1 << scale, bool(directed))
 
 
 def kronecker_permutation(scale: int, *, seed: int = 0, start: int = 0, stop=None) -> np.ndarray:
@@ -265,7 +266,7 @@ def uniform(
     src, dst, w = edge_range(
         "uniform", 0, m, seed=seed, weights=weights, max_weight=max_weight, n=n
     )
-    return Graph.from_edges(src, dst, w, n=n, directed=bool(directed))
+    return graph_from_edges(src, dst, w, n, bool(directed))
 
 
 def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: int = 255) -> Graph:
@@ -301,7 +302,7 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     src, dst, w = edge_range(
         "grid", 0, m, seed=seed, weights="int", max_weight=max_weight, rows=rows, cols=cols
     )
-    return Graph.from_edges(src, dst, w, n=rows * cols, directed=False)
+    return graph_from_edges(src, dst, w, rows * cols, False)
 
 
 def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph, np.ndarray]:
@@ -351,4 +352,4 @@ def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph
     src = np.empty(offsets[-1], dtype=np.int64)
     dst = np.empty(offsets[-1], dtype=np.int64)
     _gen.sbm_fill(labels, ekey, p_in, p_out, 0, n, offsets, src, dst)
-    return Graph.from_edges(src, dst, None, n=n, directed=False), labels
+    return graph_from_edges(src, dst, np.ones(src.size), n, False), labels

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from graphpar.graph import Graph
+from graphpar.io_csr import graph_from_edges
 from graphpar.io_errors import GraphFormatError
 from graphpar.io_text import (
     body_error,
@@ -195,7 +196,7 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None)
     if header.symmetric and not undirected:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = np.concatenate([w, w])
-    return Graph.from_edges(src, dst, w, n=n, directed=not undirected)
+    return graph_from_edges(src, dst, w, n, not undirected)
 
 
 _NPZ_KEYS = ("indptr", "indices", "weights", "n", "directed", "format_version")

@@ -293,3 +293,34 @@ def test_sbm_extremes_give_disjoint_cliques():
 def test_bad_arguments(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+# ---------------------------------------------------------------- the shared CSR builder
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 20),
+    edges=st.lists(st.tuples(st.integers(0, 19), st.integers(0, 19),
+                             st.sampled_from([0.0, 1.0, 2.5, 3.0, np.nan])), max_size=60),
+    directed=st.booleans(),
+    threads=st.sampled_from([1, 2]),
+)
+def test_graph_from_edges_matches_the_container(n, edges, directed, threads):
+    from graphpar.io_csr import graph_from_edges
+
+    edges = [(u % n, v % n, x) for u, v, x in edges]
+    src = np.array([e[0] for e in edges], dtype=np.int64)
+    dst = np.array([e[1] for e in edges], dtype=np.int64)
+    w = np.array([e[2] for e in edges], dtype=np.float64)
+    threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+    g = _at_threads(threads, lambda: graph_from_edges(src, dst, w, n, directed))
+    h = Graph.from_edges(src, dst, w, n=n, directed=directed)
+    assert g.n == h.n and g.directed == h.directed
+    np.testing.assert_array_equal(g.indptr, h.indptr)
+    np.testing.assert_array_equal(g.indices, h.indices)
+    np.testing.assert_array_equal(g.weights, h.weights)
+    ref = min_edge_dict(src, dst, w, directed)
+    got = graph_edge_dict(g)
+    assert got.keys() == ref.keys()
+    assert all(got[k] == ref[k] or (np.isnan(got[k]) and np.isnan(ref[k])) for k in ref)
