@@ -238,7 +238,8 @@ def _locate(name: str, root, download: bool, url: str) -> Path:
     missing = [f for f in files if not (dest / f).is_file()]
     hint = (
         f"Planetoid {name!r}: missing {', '.join(missing)} in {dest}. Put the files "
-        f"there (from {url}), pass root=..., or set {ENV_DATA} to a folder holding "
+        f"there (from {url}), pass root=... (--data-dir on the command line), or set "
+        f"{ENV_DATA} to a folder holding "
         f"planetoid/ind.{name}.*"
     )
     if not download:
