@@ -9,10 +9,17 @@ requests that cannot help are never sent. ``pred`` holds global vertex ids.
 A vertex's bucket is ``int(dist / delta)``. ``done[v]`` is the distance at
 which ``v``'s light edges were last relaxed; a pending entry with
 ``dist[v] >= done[v]`` is stale. Lists are preallocated arrays plus a count,
-with a ``uint8`` membership flag per vertex so that no vertex is listed twice.
+with an ``int32`` membership flag per vertex so that no vertex is listed twice.
+
+The ``*_par`` kernels are the thread-parallel versions for ranks with more than
+one Numba thread: compare-and-swap minimum on distances (``atomics``), flags
+claimed by CAS and list slots by atomic increments. They do not record
+predecessors (a racing pair of improvements could leave ``pred`` out of step
+with ``dist``); the driver uses the serial kernels when predecessors are asked.
 """
 
 import numpy as np
+from graphpar.kernels.atomics import atomic_load, atomic_min_f64, atomic_store, cas, fetch_add
 from numba import njit, prange
 
 NO_PRED = -9999
@@ -109,7 +116,7 @@ def _bucket(d, delta):
 def relax(
     frontier, nf, indptr, lidx, weights, dist, pred, done, lo, ln, delta, bucket, light,
     limit, nxt, nnext, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
-    settled, nsettled, in_settled,
+    settled, nsettled, in_settled, with_pred=True,
 ):
     """Relax the light (``light=True``) or heavy edges of the ``nf`` vertices in ``frontier``.
 
@@ -149,7 +156,8 @@ def relax(
             v = lidx[e]
             if nd < dist[v]:
                 dist[v] = nd
-                pred[v] = gu
+                if with_pred:
+                    pred[v] = gu
                 if v >= ln:
                     g = v - ln
                     if in_dirty[g] == 0:
@@ -192,6 +200,106 @@ def relax_light_local(
         a, b = b, a
         nf = nnext
     return npend, ndirty, nsettled
+
+
+# Below this many frontier vertices a pass runs serially: a fork-join costs more.
+PAR_MIN = 512
+
+
+@njit(parallel=True, cache=True)
+def relax_par(frontier, nf, indptr, lidx, weights, dist, done, ln, delta, bucket, light, limit,
+              nxt, in_next, pend, in_pend, dirty, in_dirty, settled, in_settled, cnt, chunks):
+    """Thread-parallel :func:`relax` without predecessors, over ``chunks`` pieces of work.
+
+    ``cnt`` holds ``[nnext, npend, ndirty, nsettled]`` and is updated in place.
+    """
+    nchunks = min(nf, chunks)
+    for c in prange(nchunks):
+        start = (nf * c) // nchunks
+        stop = (nf * (c + 1)) // nchunks
+        for i in range(start, stop):
+            u = frontier[i]
+            if light:
+                atomic_store(in_next, u, 0)
+                du = atomic_load(dist, u)
+                if du >= done[u]:
+                    continue
+                done[u] = du
+                if in_settled[u] == 0:
+                    in_settled[u] = 1
+                    settled[fetch_add(cnt, 3, 1)] = u
+            else:
+                du = atomic_load(dist, u)
+            a = indptr[u]
+            b = indptr[u + 1]
+            if light:
+                b = _first_heavy(weights, a, b, delta)
+            else:
+                a = _first_heavy(weights, a, b, delta)
+            for e in range(a, b):
+                nd = du + weights[e]
+                if nd > limit:
+                    continue
+                v = lidx[e]
+                if nd < dist[v] and atomic_min_f64(dist, v, nd):
+                    if v >= ln:
+                        g = v - ln
+                        if in_dirty[g] == 0 and cas(in_dirty, g, 0, 1) == 0:
+                            dirty[fetch_add(cnt, 2, 1)] = g
+                    elif light and _bucket(nd, delta) <= bucket:
+                        if cas(in_next, v, 0, 1) == 0:
+                            nxt[fetch_add(cnt, 0, 1)] = v
+                    elif in_pend[v] == 0 and cas(in_pend, v, 0, 1) == 0:
+                        pend[fetch_add(cnt, 1, 1)] = v
+
+
+@njit(cache=True)
+def relax_light_local_par(
+    frontier, nf, indptr, lidx, weights, dist, done, ln, delta, bucket, limit,
+    nxt, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty, settled, nsettled,
+    in_settled, chunks,
+):
+    """Thread-parallel :func:`relax_light_local` (no predecessors); small passes run serially.
+
+    ``chunks``: pieces of work per parallel pass (a few per thread).
+    """
+    cnt = np.zeros(4, dtype=np.int64)
+    dummy_pred = np.empty(0, dtype=np.int64)
+    a = frontier
+    b = nxt
+    while nf > 0:
+        if nf < PAR_MIN:
+            nnext, npend, ndirty, nsettled = relax(
+                a, nf, indptr, lidx, weights, dist, dummy_pred, done, 0, ln, delta, bucket,
+                True, limit, b, 0, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
+                settled, nsettled, in_settled, False,
+            )
+        else:
+            cnt[0] = 0
+            cnt[1] = npend
+            cnt[2] = ndirty
+            cnt[3] = nsettled
+            relax_par(a, nf, indptr, lidx, weights, dist, done, ln, delta, bucket, True, limit,
+                      b, in_next, pend, in_pend, dirty, in_dirty, settled, in_settled, cnt,
+                      chunks)
+            nnext, npend, ndirty, nsettled = cnt[0], cnt[1], cnt[2], cnt[3]
+        a, b = b, a
+        nf = nnext
+    return npend, ndirty, nsettled
+
+
+@njit(cache=True)
+def relax_heavy_par(settled, nsettled, indptr, lidx, weights, dist, done, ln, delta, bucket,
+                    limit, nxt, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
+                    in_settled, chunks):
+    """Thread-parallel heavy phase (no predecessors). Returns ``(npend, ndirty)``."""
+    cnt = np.zeros(4, dtype=np.int64)
+    cnt[1] = npend
+    cnt[2] = ndirty
+    relax_par(settled, nsettled, indptr, lidx, weights, dist, done, ln, delta, bucket, False,
+              limit, nxt, in_next, pend, in_pend, dirty, in_dirty, settled, in_settled, cnt,
+              chunks)
+    return cnt[1], cnt[2]
 
 
 @njit(cache=True)

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.mpi
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
 CHECKS = [
     "threads_per_rank", "sssp_random_graphs", "sssp_tiny_and_empty_ranks", "sssp_any_delta",
+    "sssp_threaded",
     "errors_raised_on_every_rank", "parallel_reader_bytes_and_sssp",
     "parallel_reader_errors_match_serial", "distributed_generation_same_graph_any_ranks",
     "write_by_rank_and_counters", "ALL",

@@ -22,6 +22,7 @@ from mpi4py import MPI
 from graphpar.dist.exchange import ialltoallv
 from graphpar.dist.graph import DistGraph
 from graphpar.kernels import dist_sssp as _k
+from graphpar.threads import get_threads
 
 __all__ = ["sssp", "DistSSSPResult", "choose_delta"]
 
@@ -255,13 +256,13 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     iv = np.int64
     frontier = np.empty(ln, dtype=iv)
     nxt = np.empty(ln, dtype=iv)
-    in_next = np.zeros(ln, dtype=np.uint8)
+    in_next = np.zeros(ln, dtype=np.int32)
     pend = np.empty(ln, dtype=iv)
-    in_pend = np.zeros(ln, dtype=np.uint8)
+    in_pend = np.zeros(ln, dtype=np.int32)
     settled = np.empty(ln, dtype=iv)
-    in_settled = np.zeros(ln, dtype=np.uint8)
+    in_settled = np.zeros(ln, dtype=np.int32)
     dirty = np.empty(ng, dtype=iv)
-    in_dirty = np.zeros(ng, dtype=np.uint8)
+    in_dirty = np.zeros(ng, dtype=np.int32)
     sendbuf = np.empty(words * ng, dtype=np.int64)
     sendcounts = np.zeros(nranks, dtype=np.int64)
     header_send = np.zeros((nranks, 4), dtype=np.int64)
@@ -274,6 +275,9 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
         in_pend[s - lo] = 1
         npend = 1
 
+    # several threads: the CAS kernels (which keep no predecessors)
+    parallel = get_threads() > 1 and not with_pred
+    chunks = 8 * get_threads()
     rounds = 0
     buckets = 0
     bytes_sent = 0
@@ -288,16 +292,28 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
                                        in_next)
         # light edges to a local fixpoint, then (speculatively: a later phase of this
         # bucket may improve a settled vertex and relax it again) the heavy edges
-        npend, ndirty, nsettled = _k.relax_light_local(
-            frontier, nf, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
-            bucket, limit, nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty,
-            settled, 0, in_settled,
-        )
-        _, npend, ndirty, _ = _k.relax(
-            settled, nsettled, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
-            bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, ndirty,
-            in_dirty, settled, nsettled, in_settled,
-        )
+        if parallel:
+            npend, ndirty, nsettled = _k.relax_light_local_par(
+                frontier, nf, dg.indptr, lidx, lweights, dist, done, ln, delta, bucket, limit,
+                nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty, settled, 0,
+                in_settled, chunks,
+            )
+            npend, ndirty = _k.relax_heavy_par(
+                settled, nsettled, dg.indptr, lidx, lweights, dist, done, ln, delta, bucket,
+                limit, nxt, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
+                in_settled, chunks,
+            )
+        else:
+            npend, ndirty, nsettled = _k.relax_light_local(
+                frontier, nf, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
+                bucket, limit, nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty,
+                settled, 0, in_settled,
+            )
+            _, npend, ndirty, _ = _k.relax(
+                settled, nsettled, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
+                bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, ndirty,
+                in_dirty, settled, nsettled, in_settled,
+            )
         _k.clear_flags(settled, nsettled, in_settled)
         # one exchange: requests, plus per rank whether it sends work for this bucket,
         # the smallest bucket it knows of (so no separate Allreduce is needed) and

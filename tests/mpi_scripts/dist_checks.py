@@ -274,6 +274,29 @@ def check_errors_agree():
     passed("errors_raised_on_every_rank")
 
 
+def check_threaded_kernels():
+    """Two Numba threads per rank: the compare-and-swap kernels (no predecessors)."""
+    from graphpar.threads import max_threads
+
+    if max_threads() < 2:
+        passed("sssp_threaded_skipped_one_core")
+        return
+    setup_threads(2)
+    try:
+        for dg in (dgen.kronecker(12, seed=9), dgen.grid_road(40, 50, seed=2),
+                   dgen.uniform(3000, 30000, seed=4, weights="real")):
+            g = comm.bcast(dg.gather(), root=0)
+            for s in (0, 1234):
+                for directed in (True, False):
+                    d = sssp(dg, s, directed=directed).gather()
+                    if RANK == 0:
+                        ref = dijkstra(g.to_scipy(), directed=directed, indices=s)
+                        assert np.array_equal(d, ref), f"threaded {dg!r} source {s}"
+    finally:
+        setup_threads(1)
+    passed("sssp_threaded_cas_kernels")
+
+
 def check_threads():
     rank, size, cores = node_info()
     assert size == SIZE and 0 <= rank < size and cores >= 1
@@ -286,6 +309,7 @@ def main(tmp, data_root):
     check_random_graphs()
     check_no_edges_and_tiny()
     check_delta_independent()
+    check_threaded_kernels()
     check_errors_agree()
     check_parallel_reader(tmp)
     check_reader_errors(tmp)
