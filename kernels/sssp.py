@@ -26,9 +26,8 @@ serial Dijkstra computes (addition is monotone for ``w >= 0``).
 """
 
 import numpy as np
+from graphpar.kernels.atomics import atomic_min_i64, cas, fetch_add
 from numba import njit, prange
-
-from graphpar.kernels.atomics import atomic_load, atomic_min_i64, cas, fetch_add
 
 CHUNK = 64
 FUSE_THRESHOLD = 1000

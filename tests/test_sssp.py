@@ -1,0 +1,415 @@
+"""graphpar.sssp and verify_sssp against scipy's dijkstra and a Bellman-Ford reference."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from graphpar.kernels import atomics
+from graphpar.kernels import sssp as ksssp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from naive_sssp import bellman_ford, edge_list, tree_problem
+from numba import njit, prange
+from scipy.sparse.csgraph import dijkstra
+
+import graphpar
+from graphpar import Graph, sssp, verify_sssp
+
+# weights that make float sums round: ties, absorption (1e16 + 1 == 1e16), tiny values
+REAL_WEIGHTS = [0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1e-17, 3.5, 1e16, 2.0**-30]
+
+
+@st.composite
+def graphs(draw):
+    n = draw(st.integers(1, 24))
+    m = draw(st.integers(0, 70))
+    src = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    dst = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    if draw(st.booleans()):
+        w = draw(st.lists(st.integers(0, 6), min_size=m, max_size=m))
+    else:
+        w = draw(st.lists(st.sampled_from(REAL_WEIGHTS), min_size=m, max_size=m))
+    A = sp.coo_array((np.array(w, dtype=float), (src, dst)), shape=(n, n)).tocsr()
+    return A
+
+
+def check_tree(A, directed, sources, dist, pred):
+    dist = np.atleast_2d(dist)
+    pred = np.atleast_2d(pred)
+    edges = edge_list(A, directed)
+    for s, d, p in zip(np.atleast_1d(sources), dist, pred, strict=True):
+        s = int(s) % A.shape[0]
+        problem = tree_problem(A.shape[0], edges, s, d, p)
+        assert problem is None, problem
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    A=graphs(),
+    directed=st.booleans(),
+    data=st.data(),
+)
+def test_random_graphs_equal_scipy_exactly(A, directed, data):
+    n = A.shape[0]
+    source = data.draw(st.integers(-n, n - 1))
+    delta = data.draw(st.sampled_from([None, 0.05, 1.0, 2.5, 1e3]))
+    limit = data.draw(st.sampled_from([np.inf, 0.0, 0.3, 2.0, 5.0]))
+    method = data.draw(st.sampled_from(["delta-stepping", "dijkstra"]))
+    ref = dijkstra(A, directed=directed, indices=source, limit=limit)
+    dist, pred = sssp(A, source, directed=directed, delta=delta, limit=limit, method=method,
+                      return_predecessors=True)
+    assert dist.dtype == np.float64 and dist.shape == (n,)
+    np.testing.assert_array_equal(dist, ref)
+    assert pred.dtype == np.int32
+    check_tree(A, directed, source, dist, pred)
+    assert verify_sssp(A, source, dist, directed=directed, limit=limit, against_dijkstra=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(A=graphs(), directed=st.booleans())
+def test_bellman_ford_agrees(A, directed):
+    edges = edge_list(A, directed)
+    ref = bellman_ford(A.shape[0], edges, 0)
+    np.testing.assert_array_equal(sssp(A, 0, directed=directed), ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(A=graphs(), data=st.data())
+def test_many_sources(A, data):
+    n = A.shape[0]
+    sources = data.draw(st.lists(st.integers(0, n - 1), min_size=0, max_size=5))
+    src = np.array(sources, dtype=np.int64)
+    dist, pred = sssp(A, src, return_predecessors=True)
+    assert dist.shape == (len(sources), n) and pred.shape == (len(sources), n)
+    np.testing.assert_array_equal(dist, dijkstra(A, indices=src).reshape(len(sources), n))
+    check_tree(A, True, src, dist, pred)
+
+
+def test_zero_weight_cycles_give_a_tree():
+    # 0 -> 1 (w 1), then a zero-weight cycle 1 <-> 2 <-> 3 <-> 1 and 3 -> 4 (w 0)
+    src = [0, 1, 2, 3, 2, 3, 3]
+    dst = [1, 2, 3, 1, 1, 2, 4]
+    w = [1.0, 0, 0, 0, 0, 0, 0]
+    A = sp.csr_array(sp.coo_array((w, (src, dst)), shape=(5, 5)))
+    dist, pred = sssp(A, 0, return_predecessors=True)
+    np.testing.assert_array_equal(dist, [0, 1, 1, 1, 1])
+    check_tree(A, True, 0, dist, pred)
+    assert pred[1] == 0
+
+
+def test_absorbed_weights_give_a_tree():
+    # 1e16 + 1 == 1e16: positive weights that do not increase the distance
+    src = [0, 1, 2, 3]
+    dst = [1, 2, 3, 1]
+    w = [1e16, 1.0, 1.0, 1.0]
+    A = sp.csr_array(sp.coo_array((w, (src, dst)), shape=(4, 4)))
+    dist, pred = sssp(A, 0, return_predecessors=True)
+    np.testing.assert_array_equal(dist, dijkstra(A, indices=0))
+    check_tree(A, True, 0, dist, pred)
+
+
+def test_single_vertex_and_no_edges():
+    np.testing.assert_array_equal(sssp(sp.csr_array((1, 1)), 0), [0.0])
+    d, p = sssp(sp.csr_array((4, 4)), 2, return_predecessors=True)
+    np.testing.assert_array_equal(d, [np.inf, np.inf, 0.0, np.inf])
+    np.testing.assert_array_equal(p, [-9999] * 4)
+    np.testing.assert_array_equal(sssp(np.zeros((3, 3)), [0, 1]), dijkstra(np.zeros((3, 3)),
+                                                                          indices=[0, 1]))
+
+
+def test_self_loops_and_duplicates():
+    # row 0: self-loop (1), edge 0->1 twice (5 and 2); row 1: self-loop, 1->2 (0)
+    A = sp.csr_array(
+        (np.array([1.0, 5.0, 2.0, 3.0, 0.0]), np.array([0, 1, 1, 1, 2]), np.array([0, 3, 5, 5])),
+        shape=(3, 3),
+    )
+    assert not A.has_canonical_format
+    np.testing.assert_array_equal(sssp(A, 0), dijkstra(A, indices=0))
+    np.testing.assert_array_equal(sssp(A, 0), [0.0, 2.0, 2.0])
+    # COO duplicates keep their smallest weight too (scipy's dijkstra would sum them)
+    C = sp.coo_array(([5.0, 2.0, 0.0], ([0, 0, 1], [1, 1, 2])), shape=(3, 3))
+    np.testing.assert_array_equal(sssp(C, 0), [0.0, 2.0, 2.0])
+
+
+def test_unreachable_parts_and_infinite_weights():
+    A = sp.csr_array(sp.coo_array(([1.0, np.inf, 2.0], ([0, 1, 3], [1, 2, 4])), shape=(6, 6)))
+    np.testing.assert_array_equal(sssp(A, 0), dijkstra(A, indices=0))
+    np.testing.assert_array_equal(sssp(A, 3, directed=False), dijkstra(A, indices=3,
+                                                                        directed=False))
+
+
+@pytest.fixture(scope="module")
+def kron():
+    return graphpar.generate.kronecker(11, 8, seed=3)
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return graphpar.generate.grid_road(60, 45, seed=2)
+
+
+@pytest.mark.parametrize("name", ["kron", "grid"])
+def test_generated_graphs_thread_independent(name, request):
+    g = request.getfixturevalue(name)
+    A = g.to_scipy()
+    sources = np.array([0, g.n // 2, g.n - 1])
+    ref = dijkstra(A, indices=sources)
+    results = []
+    for threads in (1, 2):
+        for delta in (None, 3.0, 1000.0):
+            d, p = sssp(g, sources, delta=delta, threads=threads, return_predecessors=True)
+            np.testing.assert_array_equal(d, ref)
+            results.append(p)
+    for p in results[1:]:
+        np.testing.assert_array_equal(p, results[0])
+    check_tree(A, True, sources, ref, results[0])
+
+
+def test_real_weights_large_graph_matches_scipy():
+    g = graphpar.generate.kronecker(10, 8, seed=5, weights="real", directed=True)
+    A = g.to_scipy()
+    for directed in (True, False):
+        np.testing.assert_array_equal(
+            sssp(g, [1, 7], directed=directed, threads=2),
+            dijkstra(A, directed=directed, indices=[1, 7]),
+        )
+
+
+def test_limit_matches_scipy(grid):
+    A = grid.to_scipy()
+    for limit in (0.0, 100.0, 1234.0, 5000.0):
+        ref = dijkstra(A, indices=5, limit=limit)
+        d, p = sssp(grid, 5, limit=limit, return_predecessors=True)
+        np.testing.assert_array_equal(d, ref)
+        assert np.all(p[~np.isfinite(ref)] == -9999)
+        assert verify_sssp(grid, 5, d, limit=limit)
+        assert not verify_sssp(grid, 5, d)  # without the limit the inf entries are wrong
+
+
+def test_rome_road_network(rome_path):
+    g = graphpar.read_graph(rome_path)
+    assert g.n == 3353
+    A = g.to_scipy()
+    sources = np.array([0, 100, 3352])
+    for directed in (True, False):
+        ref = dijkstra(A, directed=directed, indices=sources)
+        d, p = sssp(g, sources, directed=directed, return_predecessors=True)
+        np.testing.assert_array_equal(d, ref)
+        d2 = sssp(g, sources, directed=directed, method="dijkstra")
+        np.testing.assert_array_equal(d2, ref)
+        assert verify_sssp(g, sources, d, directed=directed)
+
+
+# ------------------------------------------------------------------------- input kinds
+def _small():
+    return np.array(
+        [[0, 3, 0, 0, 1], [0, 0, 2, 0, 0], [0, 0, 0, 1, 0], [4, 0, 0, 0, 0], [0, 1, 0, 5, 0]],
+        dtype=float,
+    )
+
+
+@pytest.mark.parametrize(
+    "fmt", ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
+)
+@pytest.mark.parametrize("kind", [sp.csr_array, sp.csr_matrix])
+def test_every_sparse_format(fmt, kind):
+    M = kind(_small()).asformat(fmt)
+    ref = dijkstra(_small(), indices=[0, 3])
+    np.testing.assert_array_equal(sssp(M, [0, 3]), ref)
+    np.testing.assert_array_equal(sssp(M, 4, directed=False),
+                                  dijkstra(_small(), indices=4, directed=False))
+
+
+def test_dense_list_and_graph_inputs():
+    D = _small()
+    ref = dijkstra(D, indices=1)
+    np.testing.assert_array_equal(sssp(D, 1), ref)
+    np.testing.assert_array_equal(sssp(D.tolist(), 1), ref)
+    np.testing.assert_array_equal(sssp(Graph.from_dense(D), 1), ref)
+    # dense: inf and nan mean "no edge"
+    D2 = D.copy()
+    D2[0, 2] = np.inf
+    D2[2, 0] = np.nan
+    np.testing.assert_array_equal(sssp(D2, 0), dijkstra(D, indices=0))
+
+
+def test_int64_indices():
+    A = sp.csr_array(_small())
+    A64 = sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)),
+                       shape=A.shape)
+    np.testing.assert_array_equal(sssp(A64, 0), dijkstra(A, indices=0))
+    # the kernel itself with int64 indices (graphs above 2**31 vertices use them)
+    g = Graph.from_scipy(A)
+    ind64 = g.indices.astype(np.int64)
+    d = np.full(g.n, np.inf)
+    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, 8, np.inf, 2, d, np.empty(g.n))
+    np.testing.assert_array_equal(d, dijkstra(A, indices=0))
+
+
+def test_read_only_inputs_and_no_mutation():
+    A = sp.csr_array(_small())
+    for arr in (A.data, A.indices, A.indptr):
+        arr.flags.writeable = False
+    before = (A.data.copy(), A.indices.copy(), A.indptr.copy())
+    src = np.array([0, 2])
+    src.flags.writeable = False
+    d = sssp(A, src, return_predecessors=True)[0]
+    np.testing.assert_array_equal(d, dijkstra(_small(), indices=[0, 2]))
+    for old, new in zip(before, (A.data, A.indices, A.indptr), strict=True):
+        np.testing.assert_array_equal(old, new)
+    D = _small()
+    D.flags.writeable = False
+    np.testing.assert_array_equal(sssp(D, 0, directed=False),
+                                  dijkstra(_small(), indices=0, directed=False))
+    g = Graph.from_dense(_small())
+    g_arrays = (g.indptr.copy(), g.indices.copy(), g.weights.copy())
+    verify_sssp(g, 0, sssp(g, 0), against_dijkstra=True)
+    for old, new in zip(g_arrays, (g.indptr, g.indices, g.weights), strict=True):
+        np.testing.assert_array_equal(old, new)
+
+
+# ------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"source": 5}, ValueError, r"source = 5 is out of range for a graph with 5 vertices"),
+        ({"source": [0, -6]}, ValueError, r"source\[1\] = -6 is out of range"),
+        ({"source": 1.5}, TypeError, r"source must be an integer"),
+        ({"source": [[0]]}, TypeError, r"source must be an integer or a 1-D array"),
+        ({"source": 0, "limit": -1.0}, ValueError, r"limit must be >= 0, got -1.0"),
+        ({"source": 0, "limit": float("nan")}, ValueError, r"limit must be >= 0, got nan"),
+        ({"source": 0, "delta": 0.0}, ValueError, r"delta must be a positive finite number"),
+        ({"source": 0, "delta": "big"}, TypeError, r"delta must be a positive number"),
+        ({"source": 0, "method": "bfs"}, ValueError, r"method must be .*got 'bfs'"),
+        ({"source": 0, "threads": 0}, ValueError, r"threads must be between 1 and"),
+    ],
+)
+def test_bad_arguments(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        sssp(_small(), **kwargs)
+
+
+def test_bad_graphs():
+    D = _small()
+    D[3, 0] = -4.0
+    with pytest.raises(ValueError, match=r"negative edge weight: edge \(3, 0, -4.0\)"):
+        sssp(D, 0)
+    with pytest.raises(ValueError, match=r"NaN edge weight: edge \(0, 1, nan\)"):
+        sssp(sp.csr_array(([np.nan], ([0], [1])), shape=(2, 2)), 0)
+    with pytest.raises(ValueError, match=r"square \(n, n\) matrix, got shape \(2, 3\)"):
+        sssp(np.ones((2, 3)), 0)
+    with pytest.raises(TypeError, match=r"csgraph must be a Graph"):
+        sssp({"a": 1}, 0)
+    with pytest.raises(ValueError, match=r"out of range for a graph with 0 vertices"):
+        sssp(np.zeros((0, 0)), 0)
+
+
+# ------------------------------------------------------------------------- verifier
+def test_verifier_catches_corruption(kron):
+    src = 3
+    d = sssp(kron, src)
+    assert verify_sssp(kron, src, d, against_dijkstra=True)
+    reached = np.flatnonzero(np.isfinite(d) & (d > 0))
+    v = int(reached[len(reached) // 2])
+    cases = {
+        "lower": (v, d[v] - 1.0, "not reached by any path of tight edges|improves"),
+        "higher": (v, d[v] + 1.0, "improves"),
+        "inf": (v, np.inf, "improves"),
+        "source": (src, 1.0, "expected 0"),
+        "negative": (v, -1.0, "negative or NaN"),
+    }
+    for name, (i, value, message) in cases.items():
+        bad = d.copy()
+        bad[i] = value
+        assert not verify_sssp(kron, src, bad), name
+        with pytest.raises(ValueError, match=message):
+            verify_sssp(kron, src, bad, raise_error=True)
+    unreachable = np.flatnonzero(~np.isfinite(d))
+    if unreachable.size:
+        bad = d.copy()
+        bad[unreachable[0]] = 5.0
+        assert not verify_sssp(kron, src, bad)
+    with pytest.raises(ValueError, match=r"dist must have shape"):
+        verify_sssp(kron, src, d[:-1])
+
+
+def test_verifier_against_dijkstra_catches_zero_cycle_trick():
+    # two vertices joined by zero-weight edges and unreachable from the source
+    A = sp.csr_array(sp.coo_array(([1.0, 0.0, 0.0], ([0, 2, 3], [1, 3, 2])), shape=(4, 4)))
+    assert not verify_sssp(A, 0, np.array([0.0, 1.0, 7.0, 7.0]))
+    assert verify_sssp(A, 0, np.array([0.0, 1.0, np.inf, np.inf]), against_dijkstra=True)
+
+
+def test_shortest_path_tree_reports_orphans():
+    g = Graph.from_edges([0, 2], [1, 1], [1.0, 1.0], n=3)
+    pred = np.empty(3, dtype=np.int64)
+    # vertex 2 claims distance 0 without a path: it has no tight in-edge
+    assert ksssp.shortest_path_tree(g.indptr, g.indices, g.weights,
+                                    np.array([0.0, 1.0, 0.0]), 0, pred) == 1
+
+
+# ------------------------------------------------------------------------- atomics
+@njit(parallel=True)
+def _cas_count(a, n):
+    for _ in prange(n):
+        old = atomics.atomic_load(a, 0)
+        while True:
+            seen = atomics.cas(a, 0, old, old + 1)
+            if seen == old:
+                break
+            old = seen
+
+
+@njit(parallel=True)
+def _add_count(a, n):
+    for i in prange(n):
+        atomics.fetch_add(a, i % a.size, 1)
+
+
+@njit(parallel=True)
+def _mins(a, vals):
+    for i in prange(vals.size):
+        atomics.atomic_min_f64(a, i % a.size, vals[i])
+
+
+def test_atomics_exact_under_contention():
+    graphpar.set_threads(graphpar.threads.max_threads())
+    for dtype in (np.int64, np.int32, np.float64):
+        a = np.zeros(1, dtype=dtype)
+        _cas_count(a, 300_000)
+        assert a[0] == 300_000
+    a = np.zeros(3, dtype=np.int64)
+    _add_count(a, 300_001)
+    np.testing.assert_array_equal(a, [100_001, 100_000, 100_000])
+    vals = np.random.default_rng(0).random(200_000)
+    a = np.full(5, np.inf)
+    _mins(a, vals)
+    np.testing.assert_array_equal(a, [vals[i::5].min() for i in range(5)])
+
+
+def test_atomic_load_store_and_cas_return_value():
+    @njit
+    def run(a):
+        atomics.atomic_store(a, 1, 2.5)
+        x = atomics.atomic_load(a, 1)
+        miss = atomics.cas(a, 1, 9.0, 4.0)  # expected value wrong: no swap
+        hit = atomics.cas(a, 1, 2.5, 4.0)
+        return x, miss, hit
+
+    a = np.zeros(2)
+    assert run(a) == (2.5, 2.5, 2.5)
+    assert a[1] == 4.0
+
+
+def test_default_delta_rule(kron, grid):
+    from graphpar.shortest_paths import default_delta
+
+    deg = kron.nnz / kron.n
+    wmax = kron.weights.max()
+    assert default_delta(kron) == pytest.approx(min(2 * wmax / deg, wmax))
+    assert default_delta(grid) == pytest.approx(2 * grid.weights.max() / (grid.nnz / grid.n))
+    assert default_delta(Graph.from_edges([0], [1], [0.0])) == 1.0
+    assert math.isfinite(default_delta(Graph.from_edges([0], [1], [np.inf])))
