@@ -196,7 +196,13 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None)
     if header.symmetric and not undirected:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = np.concatenate([w, w])
-    return graph_from_edges(src, dst, w, n, not undirected)
+    try:
+        return graph_from_edges(src, dst, w, n, not undirected)
+    except MemoryError:
+        raise GraphFormatError(
+            f"{name}: the graph needs {n} vertices (from the header or the largest vertex "
+            "id), more than this machine can allocate"
+        ) from None
 
 
 _NPZ_KEYS = ("indptr", "indices", "weights", "n", "directed", "format_version")

@@ -302,7 +302,7 @@ def parse_header(data, fmt: str, *, eof: bool = True, path="<buffer>") -> GraphH
     --------
     >>> h = parse_header(b"c demo\\np sp 3 2\\na 1 2 5\\na 2 3 1\\n", "gr")
     >>> h.n, h.m, h.body_offset, h.body_line
-    (3, 2, 17, 3)
+    (3, 2, 16, 3)
     """
     if isinstance(data, np.ndarray):
         data = data.tobytes()
@@ -549,7 +549,15 @@ def body_error(
 
 
 def count_error(arr, header: GraphHeader, count: int, *, path="<buffer>") -> GraphFormatError:
-    """The error for a whole body with fewer records than the header announces."""
+    """The error for a whole body with fewer records than the header announces.
+
+    Examples
+    --------
+    >>> h = parse_header(b"p sp 3 2\\n", "gr")
+    >>> err = count_error(b"a 1 2 3\\n", h, 1, path="t.gr")
+    >>> str(err).startswith("t.gr: line 2: expected 2 arcs as announced by the 'p' line")
+    True
+    """
     arr = _as_u8(arr)
     nl = int(_k.count_newlines(arr))
     last = header.body_line + nl - (1 if arr.size and arr[-1] == 10 else 0)

@@ -630,3 +630,9 @@ def test_generated_samples_are_what_the_readme_says():
     kron = read_graph(SAMPLES / "kron_s7.npz")
     expected = generate.kronecker(7, 4, seed=1)
     assert _same_graph(kron, expected) and not kron.directed and kron.nnz == 694
+
+
+def test_absurd_vertex_counts_are_a_format_error(tmp_path):
+    p = _write(tmp_path, "huge.el", "0 1\n1 999999999999999999\n")
+    with pytest.raises(GraphFormatError, match=r"huge\.el: the graph needs 1000000000000000000 "):
+        read_graph(p)
