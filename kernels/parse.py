@@ -57,8 +57,8 @@ def _is_blank(c):
 
 @njit(cache=True, inline="always")
 def _is_delim(c):
-    # a token ends at blanks, the end of the line or a NUL
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12 or c == 10 or c == 0
+    # a token ends at blanks or the end of the line
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12 or c == 10
 
 
 @njit(cache=True)
@@ -268,7 +268,7 @@ def parse_edges(buf, kind, base, nbound, ncols, max_records, src, dst, w, slow, 
         if i >= n:
             break
         c = buf[i]
-        if c == 10 or c == 0:
+        if c == 10:
             i += 1
             continue
         if kind == GR:
@@ -356,7 +356,7 @@ def parse_edges(buf, kind, base, nbound, ncols, max_records, src, dst, w, slow, 
             w[count] = 1.0
         while i < n and _is_blank(buf[i]):
             i += 1
-        if i < n and buf[i] != 10 and buf[i] != 0:
+        if i < n and buf[i] != 10:
             code = E_EXTRA
             where = i
             col = ncols

@@ -636,3 +636,49 @@ def test_absurd_vertex_counts_are_a_format_error(tmp_path):
     p = _write(tmp_path, "huge.el", "0 1\n1 999999999999999999\n")
     with pytest.raises(GraphFormatError, match=r"huge\.el: the graph needs 1000000000000000000 "):
         read_graph(p)
+
+
+# ---------------------------------------------------------------- truncation and fuzzing
+
+_VALID = {
+    "gr": b"c x\np sp 4 5\na 1 2 10\na 2 3 7\na 3 4 2.5\na 4 1 0\na 1 3 12\n",
+    "mtx": b"%%MatrixMarket matrix coordinate real general\n% c\n4 4 3\n1 2 1.5\n2 3 2\n4 1 7\n",
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(fmt=st.sampled_from(sorted(_VALID)), data=st.data())
+def test_a_file_cut_before_its_last_line_is_a_format_error(tmp_path_factory, fmt, data):
+    text = _VALID[fmt]
+    last_line = text.rstrip(b"\n").rfind(b"\n") + 1
+    cut = data.draw(st.integers(0, last_line - 1))
+    p = tmp_path_factory.mktemp("cut") / f"t.{fmt}"
+    p.write_bytes(text[:cut])
+    with pytest.raises(GraphFormatError, match=r"t\.(gr|mtx): line \d+: "):
+        read_graph(p)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fmt=st.sampled_from(["gr", "mtx", "el", "wel"]),
+    edits=st.lists(st.tuples(st.integers(0, 80), st.binary(min_size=0, max_size=3)), max_size=4),
+)
+def test_corrupted_files_give_a_graph_or_a_format_error(tmp_path_factory, fmt, edits):
+    text = bytearray(_VALID.get(fmt, b"# Nodes: 5\n0 1 2\n1 2 3.5\n3 4 1e3\n"))
+    for pos, junk in edits:
+        pos = min(pos, len(text))
+        text[pos:pos + len(junk)] = junk
+    p = tmp_path_factory.mktemp("fuzz") / f"f.{fmt}"
+    p.write_bytes(bytes(text))
+    try:
+        g = read_graph(p)
+    except GraphFormatError as exc:
+        assert re.match(r".*f\.\w+: (line \d+: |the graph needs)", str(exc)), str(exc)
+    else:
+        assert g.indptr[-1] == g.nnz and g.indices.size == g.nnz
+
+
+def test_nul_bytes_are_rejected(tmp_path):
+    p = _write(tmp_path, "nul.gr", b"p sp 3 2\na 1 2 3\x00a 2 3 4\n")
+    with pytest.raises(GraphFormatError, match=r"nul\.gr: line 2: expected a number"):
+        read_graph(p)
