@@ -71,3 +71,65 @@ def test_cli_error_on_every_rank_printed_once():
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("graphpar: error:")]
     assert len(lines) == 1 and "/nonexistent/g.gr" in lines[0], proc.stderr
     assert "Abort" not in proc.stderr  # a clean exit of every rank, no MPI_Abort
+
+
+def _cli(nranks, *args, timeout=120):
+    cmd = [mpiexec(), "-n", str(nranks), sys.executable, "-m", "graphpar", "sssp", *args]
+    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _serial_cli(*args, timeout=120):
+    cmd = [sys.executable, "-m", "graphpar", "sssp", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+SAME_KEYS = ("graph", "vertices", "edges", "directed", "source", "delta", "reached",
+             "max_distance")
+
+
+@pytest.mark.parametrize(("nranks", "extra"), [(3, ["--generate", "kron:11", "--source", "7"]),
+                                               (2, ["--generate", "grid:30:20", "--source", "5"])])
+def test_cli_report_and_output_match_the_serial_run(nranks, extra, tmp_path):
+    import json
+
+    import numpy as np
+
+    out_d, out_s = tmp_path / "d.npy", tmp_path / "s.npy"
+    dist = _cli(nranks, *extra, "--verify", "--json", "--output", str(out_d))
+    assert dist.returncode == 0, dist.stdout + dist.stderr
+    serial = _serial_cli(*extra, "--json", "--output", str(out_s))
+    assert serial.returncode == 0, serial.stdout + serial.stderr
+    rd, rs = json.loads(dist.stdout), json.loads(serial.stdout)
+    assert len(dist.stdout.strip().splitlines()) == 1  # rank 0 alone prints
+    for key in SAME_KEYS:
+        assert rd[key] == rs[key], key
+    assert rd["ranks"] == nranks and rd["verified"] is True
+    assert rd["rounds"] >= 1 and rd["bytes_exchanged"] > 0
+    assert np.load(out_d).tobytes() == np.load(out_s).tobytes()
+
+
+def test_cli_reads_a_file_in_parallel(rome_path, tmp_path):
+    import json
+
+    import numpy as np
+
+    out = tmp_path / "d.npy"
+    proc = _cli(2, str(rome_path), "--source", "100", "--undirected", "--verify", "--json",
+                "--output", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["verified"] is True and report["vertices"] == 3353
+    from scipy.sparse.csgraph import dijkstra
+
+    import graphpar
+
+    ref = dijkstra(graphpar.read_graph(rome_path).to_scipy(), directed=False, indices=100)
+    assert np.array_equal(np.load(out), ref)
+
+
+def test_cli_bad_source_reported_once():
+    proc = _cli(3, "--generate", "kron:8", "--source", "999")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("graphpar: error: --source = 999 is out of range for a "
+                                   "graph with 256 vertices")

@@ -4,12 +4,12 @@
 was started by ``mpiexec``. The flags are the serial ones; rank 0 prints the
 same report (through :func:`graphpar.cli.sssp.print_report`) with three more
 entries: ``ranks``, ``rounds`` (bulk-synchronous exchanges) and
-``bytes_exchanged`` (request bytes sent between ranks, all ranks together).
+``bytes_exchanged`` (request bytes sent between ranks, all ranks together), and
+``buckets``.
 """
 
 from __future__ import annotations
 
-import re
 import time
 
 import numpy as np
@@ -17,56 +17,39 @@ from mpi4py import MPI
 
 from graphpar.dist.comm import agree_on_error, get_comm, setup_threads
 
-__all__ = ["run_distributed", "parse_generate"]
-
-_GEN = re.compile(r"^(kron|kronecker|uniform|grid):(\d+)(?::(\d+))?$")
-
-
-def parse_generate(spec: str) -> tuple[str, int, int | None]:
-    """Parse ``--generate``: ``kron:SCALE``, ``uniform:N[:M]`` or ``grid:ROWS[:COLS]``.
-
-    Examples
-    --------
-    >>> parse_generate("kron:20")
-    ('kron', 20, None)
-    >>> parse_generate("grid:1000:500")
-    ('grid', 1000, 500)
-    """
-    m = _GEN.match(str(spec).strip().lower())
-    if m is None:
-        raise ValueError(
-            f"--generate must be kron:SCALE, uniform:N[:M] or grid:ROWS[:COLS], got {spec!r}"
-        )
-    kind = "kron" if m.group(1) in ("kron", "kronecker") else m.group(1)
-    return kind, int(m.group(2)), None if m.group(3) is None else int(m.group(3))
+__all__ = ["run_distributed"]
 
 
 def _load(args, comm):
+    from graphpar.cli.sssp import parse_generate
     from graphpar.dist import generate as dgen
     from graphpar.dist.io import read_graph
 
     spec = getattr(args, "generate", None)
+    path = getattr(args, "graph_file", None)
     seed = getattr(args, "seed", 0) or 0
     if spec:
+        if path:
+            raise ValueError("give either GRAPH_FILE or --generate, not both")
         kind, a, b = parse_generate(spec)
         if kind == "kron":
-            ef = b if b is not None else getattr(args, "edgefactor", 16) or 16
-            return dgen.kronecker(a, ef, seed=seed, comm=comm), f"kron:{a}"
+            return dgen.kronecker(a, 16 if b is None else b, seed=seed, comm=comm), spec
         if kind == "uniform":
-            return dgen.uniform(a, b if b is not None else 8 * a, seed=seed, comm=comm), spec
+            return dgen.uniform(a, 8 * a if b is None else b, seed=seed, comm=comm), spec
         return dgen.grid_road(a, b, seed=seed, comm=comm), spec
-    path = _graph_path(args)
-    if path is None:
-        raise ValueError("give a GRAPH_FILE or --generate kron:SCALE")
+    if not path:
+        raise ValueError("give a GRAPH_FILE or --generate SPEC")
     return read_graph(path, getattr(args, "format", None), comm=comm), str(path)
 
 
-def _graph_path(args):
-    for name in ("graph_file", "graph", "GRAPH_FILE", "path", "file"):
-        value = getattr(args, name, None)
-        if value:
-            return value
-    return None
+def _warm_up(comm) -> None:
+    """Load the compiled kernels on a tiny graph so that the timed search excludes it."""
+    from graphpar.dist.graph import scatter_graph
+    from graphpar.dist.sssp import sssp
+    from graphpar.graph import Graph
+
+    tiny = Graph.from_edges([0, 1], [1, 2], [1.0, 2.0]) if comm.Get_rank() == 0 else None
+    sssp(scatter_graph(tiny, comm=comm), 0)
 
 
 def _collective(fn, comm):
@@ -88,46 +71,49 @@ def run_distributed(args) -> int:
     Every rank loads its share of the graph (parallel reading, or distributed
     generation with ``--generate``), runs distributed delta-stepping, and rank
     0 prints the report. ``--output`` gathers the distances on rank 0 and saves
-    them; ``--verify`` gathers the graph on rank 0 and checks against the
-    serial Dijkstra (so it needs the graph to fit on one rank).
+    them; ``--verify`` gathers the graph on rank 0 and checks the distances
+    with :func:`graphpar.verify_sssp` against the serial Dijkstra (so it needs
+    the graph to fit on one rank).
 
     Examples
     --------
     >>> run_distributed(args)   # under mpiexec, from graphpar.cli.sssp  # doctest: +SKIP
     0
     """
+    from graphpar._validation import check_sources
     from graphpar.dist.sssp import sssp
 
     comm = get_comm()
     rank = comm.Get_rank()
     threads = setup_threads(getattr(args, "threads", None), comm)
+    directed = not getattr(args, "undirected", False)
     t0 = time.perf_counter()
     dg, name = _collective(lambda: _load(args, comm), comm)
+    und = dg if directed else dg.symmetrized()
+    und.ghosts()  # per-graph preparation (ghost ids, rows by weight): part of loading
     load_time = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    source = getattr(args, "source", 0)
-    source = 0 if source is None else source
-    directed = not getattr(args, "undirected", False)
+    source = _collective(lambda: int(check_sources(args.source, dg.gn, name="--source")[0][0]),
+                         comm)
     delta = getattr(args, "delta", None)
     limit = getattr(args, "limit", None)
     limit = np.inf if limit is None else limit
-    sssp(dg, source, directed=directed, delta=delta, limit=limit)  # compile and warm caches
+    _warm_up(comm)
     comm.Barrier()
     t0 = time.perf_counter()
-    res = sssp(dg, source, directed=directed, delta=delta, limit=limit)
+    res = sssp(und, source, delta=delta, limit=limit)
     elapsed = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
 
     finite = np.isfinite(res.dist)
     reached = comm.allreduce(int(finite.sum()))
-    far = comm.allreduce(float(res.dist[finite].max()) if finite.any() else 0.0, op=MPI.MAX)
-    und = dg if directed else dg.symmetrized()
-    deg = np.diff(und.indptr)
-    traversed = comm.allreduce(int(deg[finite].sum()))
+    far = comm.allreduce(float(res.dist[finite].max()) if finite.any() else -np.inf,
+                         op=MPI.MAX)
+    traversed = comm.allreduce(int(np.diff(und.indptr)[finite].sum()))
     stats = {
         "graph": name,
         "vertices": dg.gn,
         "edges": und.gnnz,
         "directed": directed,
-        "source": int(source) % max(dg.gn, 1),
+        "source": source,
         "delta": res.delta,
         "threads": threads,
         "reached": reached,
@@ -146,42 +132,21 @@ def run_distributed(args) -> int:
         _collective(lambda: np.save(output, dist) if rank == 0 else None, comm)
     status = 0
     if getattr(args, "verify", False):
-        ok = _verify(dg, directed, stats["source"], dist, limit, comm)
+        ok = _verify(und, source, dist, limit, comm)
         stats["verified"] = ok
         status = 0 if ok else 1
     if rank == 0:
-        _print(stats, bool(getattr(args, "json", False)))
+        from graphpar.cli.sssp import print_report
+
+        print_report(stats, bool(getattr(args, "json", False)))
     return status
 
 
-def _verify(dg, directed, source, dist, limit, comm) -> bool:
+def _verify(dg, source, dist, limit, comm) -> bool:
     g = dg.gather(root=0)
     ok = None
     if comm.Get_rank() == 0:
-        try:
-            from graphpar.shortest_paths import sssp as serial_sssp
+        from graphpar.shortest_paths import verify_sssp
 
-            ref = serial_sssp(g, source, directed=directed, limit=limit, method="dijkstra")
-        except ImportError:
-            from scipy.sparse.csgraph import dijkstra
-
-            ref = dijkstra(g.to_scipy(), directed=directed, indices=source, limit=limit)
-        ok = bool(np.array_equal(ref, dist))
+        ok = verify_sssp(g, source, dist, limit=limit, against_dijkstra=True)
     return bool(comm.bcast(ok, root=0))
-
-
-def _print(stats: dict, as_json: bool) -> None:
-    try:
-        from graphpar.cli.sssp import print_report
-    except ImportError:
-        print_report = None
-    if print_report is not None:
-        print_report(stats, as_json)
-        return
-    if as_json:
-        import json
-
-        print(json.dumps(stats))
-        return
-    for key, value in stats.items():
-        print(f"{key}: {value}")

@@ -128,22 +128,26 @@ def _write_slices(path, local, partition, comm):
 
 
 def choose_delta(dg: DistGraph) -> float:
-    """Return the default bucket width: ``max_weight / max(1, gnnz / gn)``, or 1 without edges.
+    """Return the default bucket width, the rule of :func:`graphpar.shortest_paths.default_delta`.
 
-    The rule of Meyer and Sanders (delta about 1/d for weights up to 1): it keeps
-    about one expected light edge per vertex. Collective.
+    ``delta = 2 * max_weight / mean_out_degree`` over the finite positive
+    weights, at least the smallest of them and at most the largest; ``1.0``
+    without such weights. Computed from global reductions. Collective.
 
     Examples
     --------
     >>> choose_delta(dg)   # doctest: +SKIP
-    8.0
+    17.0
     """
     comm = dg.comm
-    wmax = comm.allreduce(float(dg.weights.max()) if dg.lnnz else 0.0, op=MPI.MAX)
-    if dg.gnnz == 0 or not wmax > 0 or not np.isfinite(wmax):
+    w = dg.weights
+    w = w[np.isfinite(w) & (w > 0)]
+    wmax = comm.allreduce(float(w.max()) if w.size else -np.inf, op=MPI.MAX)
+    wmin = comm.allreduce(float(w.min()) if w.size else np.inf, op=MPI.MIN)
+    if not np.isfinite(wmax) or dg.gn == 0:
         return 1.0
-    avg_deg = max(1.0, dg.gnnz / max(dg.gn, 1))
-    return wmax / avg_deg
+    delta = 2.0 * wmax / max(dg.gnnz / dg.gn, 1.0)
+    return float(min(max(delta, wmin), wmax))
 
 
 def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = None,
