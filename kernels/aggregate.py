@@ -24,8 +24,10 @@ from numba.extending import intrinsic
 # Row chunks of equal cost per call; prange hands each thread a contiguous run of
 # them, and 256 keep the imbalance of any thread count up to a few dozen small.
 NCHUNKS = 256
-# How many stored entries ahead the row of H is prefetched.
+# How many stored entries ahead the row of H is prefetched, and how many of its
+# 64-byte lines (the hardware streamer picks up longer rows by itself).
 PREFETCH_DISTANCE = 16
+PREFETCH_LINES = 4
 
 
 @intrinsic
@@ -87,6 +89,8 @@ def spmm_rows(indptr, indices, data, H, out, lo, hi):
     """
     k = out.shape[1]
     end = indptr[hi]
+    step = max(1, 64 // H.itemsize)  # elements per 64-byte cache line
+    span = min(k, PREFETCH_LINES * step)
     for i in range(lo, hi):
         o = out[i]
         for f in range(k):
@@ -96,7 +100,9 @@ def spmm_rows(indptr, indices, data, H, out, lo, hi):
         while j + 3 < b:
             if j + PREFETCH_DISTANCE + 3 < end:
                 for q in range(4):
-                    _prefetch(H, indices[j + PREFETCH_DISTANCE + q], 0)
+                    r = indices[j + PREFETCH_DISTANCE + q]
+                    for c in range(0, span, step):
+                        _prefetch(H, r, c)
             w0 = data[j]
             w1 = data[j + 1]
             w2 = data[j + 2]
