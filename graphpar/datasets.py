@@ -47,6 +47,14 @@ class Planetoid(NamedTuple):
         isolated vertices outside the test set).
     train_mask, val_mask, test_mask : ndarray of bool, shape (n,)
         The public split (140/500/1000 for Cora).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> d = Planetoid(sp.csr_array((2, 2)), sp.csr_array((2, 3)), np.array([0, 2]),
+    ...               np.array([True, False]), np.array([False, True]), np.zeros(2, bool))
+    >>> d.num_classes
+    3
     """
 
     adjacency: sp.csr_array

@@ -287,6 +287,14 @@ class TrainResult:
         Epochs run (fewer than asked when early stopping triggered).
     seconds : float
         Wall time of the training loop.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.ones((4, 4)) - np.eye(4)
+    >>> r = train_gcn(A, np.eye(4), np.array([0, 0, 1, 1]), np.ones(4, bool), epochs=3)
+    >>> r.epochs, sorted(r.history)
+    (3, ['loss', 'train_accuracy', 'val_accuracy', 'val_loss'])
     """
 
     model: GCN
