@@ -452,3 +452,21 @@ def test_sources():
     for bad in (True, 1.5, np.array([[1]]), np.array([1.0])):
         with pytest.raises(TypeError, match="source must be an integer"):
             check_sources(bad, 5)
+
+
+@pytest.mark.parametrize(
+    "empty",
+    [np.zeros((0, 0)), sp.csr_array((0, 0)), sp.coo_matrix((0, 0)), Graph([0], [])],
+    ids=["dense", "csr", "coo", "graph"],
+)
+def test_zero_vertex_graphs(empty):
+    g = validate_graph(empty, directed=False)
+    assert g.n == 0 and g.nnz == 0 and g.to_scipy().shape == (0, 0)
+    with pytest.raises(ValueError, match="out of range for a graph with 0 vertices"):
+        check_sources(0, g.n)
+
+
+def test_one_vertex_with_a_self_loop():
+    g = validate_graph(np.array([[3.0]]))
+    assert graph_edge_dict(g) == {(0, 0): 3.0}
+    assert graph_edge_dict(g.symmetrized()) == {(0, 0): 3.0}
