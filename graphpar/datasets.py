@@ -213,9 +213,10 @@ def _find_dir(root: Path, files: list[str]) -> Path | None:
 def _download(files: list[str], dest: Path, sums: dict[str, str], url: str) -> None:
     unverifiable = [f for f in files if f not in sums]
     if unverifiable:
+        where = SUMS_FILE.name if SUMS_FILE.is_file() else f"{SUMS_FILE} is missing"
         raise FileNotFoundError(
             f"missing {', '.join(unverifiable)} in {dest}, and the project keeps no "
-            f"SHA-256 sum for them ({SUMS_FILE.name}), so a download could not be "
+            f"SHA-256 sum for them ({where}), so a download could not be "
             f"verified and is refused. Fetch them yourself from {url} into {dest}, "
             f"or set {ENV_DATA} to a folder holding planetoid/ with them."
         )
