@@ -180,7 +180,7 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None)
         return _read_npz(path, comp, directed)
     name = os.fspath(path)
     buf = _read_bytes(path, comp)
-    header = parse_header(buf, fmt, eof=True, path=name)
+    header = _header_of(buf, fmt, name)
     body = buf[header.body_offset:]
     parsed = parse_body(body, header, max_records=header.m)
     if parsed.error is not None:
@@ -203,6 +203,17 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None)
             f"{name}: the graph needs {n} vertices (from the header or the largest vertex "
             "id), more than this machine can allocate"
         ) from None
+
+
+def _header_of(buf: np.ndarray, fmt: str, name: str):
+    """Parse the header from a growing prefix of ``buf`` (never copying the whole file)."""
+    size = 1 << 16
+    while True:
+        eof = size >= buf.size
+        try:
+            return parse_header(buf[:size], fmt, eof=eof, path=name)
+        except EOFError:
+            size *= 4
 
 
 _NPZ_KEYS = ("indptr", "indices", "weights", "n", "directed", "format_version")

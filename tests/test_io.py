@@ -682,3 +682,14 @@ def test_nul_bytes_are_rejected(tmp_path):
     p = _write(tmp_path, "nul.gr", b"p sp 3 2\na 1 2 3\x00a 2 3 4\n")
     with pytest.raises(GraphFormatError, match=r"nul\.gr: line 2: expected a number"):
         read_graph(p)
+
+
+def test_headers_longer_than_the_first_read(tmp_path):
+    comments = "".join(f"c {'x' * 70} {i}\n" for i in range(5000))  # about 370 kB
+    p = _write(tmp_path, "long.gr", comments + "p sp 2 1\na 1 2 5\n")
+    assert _edges(read_graph(p)) == {(0, 1): 5.0}
+    p = _write(tmp_path, "long.el", comments.replace("c ", "# ") + "0 1 5\n")
+    assert _edges(read_graph(p)) == {(0, 1): 5.0}
+    p = _write(tmp_path, "none.gr", comments)
+    with pytest.raises(GraphFormatError, match=r"none\.gr: line 5001: expected the problem line"):
+        read_graph(p)
