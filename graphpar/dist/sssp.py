@@ -1,15 +1,20 @@
 """Distributed bucket-synchronous delta-stepping SSSP over a :class:`DistGraph`.
 
-Per bucket (the global minimum non-empty one, found by ``Allreduce``): light
-phases relax the edges of weight ``<= delta`` of the bucket's vertices until no
-rank has work left, each phase ending in one exchange; within a phase a rank
-keeps relaxing its own vertices that fall into the bucket until it has none
-left, so that only paths that cross between ranks cost rounds. Then one heavy
-phase relaxes the heavier edges of every vertex settled in the bucket. An exchange
-is one ``Alltoall`` of (words, active flag) per rank and one ``Alltoallv`` of
-requests ``(vertex, distance[, predecessor])`` for remote vertices, batched
-per destination. A rank remembers the best distance it has sent for each
-remote vertex (its ghost copy) and sends only improvements.
+Buckets are processed in order, the same on every rank. In a bucket, light
+phases relax the edges of weight ``<= delta``; within a phase a rank keeps
+relaxing its own vertices that fall into the bucket until it has none left,
+so that only paths that cross between ranks cost rounds; each phase ends in
+one exchange, and the bucket goes on while any rank sent requests into it.
+Then one heavy phase relaxes the heavier edges of every vertex settled in the
+bucket, once, and ends in one more exchange.
+
+An exchange (a round) is one ``Alltoall`` of a small header per rank pair and,
+when any rank has requests, one ``Alltoallv`` of requests ``(vertex,
+distance[, predecessor])`` for remote vertices, batched per destination. The
+header also carries each rank's smallest known bucket and whether it sends
+work into the current bucket, so the next bucket needs no ``Allreduce``. A
+rank remembers the best distance it has sent for each remote vertex (its ghost
+copy) and sends only improvements. With one rank nothing is exchanged.
 """
 
 from __future__ import annotations
@@ -271,7 +276,6 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     sendcounts = np.zeros(nranks, dtype=np.int64)
     header_send = np.zeros((nranks, 4), dtype=np.int64)
     header_recv = np.zeros((nranks, 4), dtype=np.int64)
-    recvbuf = np.empty(max(words * 1024, words * ln), dtype=np.int64)
     npend = 0
     if lo <= s < dg.hi:
         dist[s - lo] = 0.0
@@ -282,72 +286,96 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     # several threads: the CAS kernels (which keep no predecessors)
     parallel = get_threads() > 1 and not with_pred
     chunks = 8 * get_threads()
-    rounds = 0
-    buckets = 0
-    bytes_sent = 0
+    stats = np.zeros(3, dtype=np.int64)  # rounds, buckets, bytes sent
     not_mine = np.ones(nranks, dtype=bool)
     not_mine[comm.Get_rank()] = False
+    state = {"recvbuf": np.empty(max(words * 1024, words * ln), dtype=np.int64)}
+
+    def exchange(ndirty, npend, bucket):
+        """Send the dirty ghosts' requests and apply what arrives, in one round.
+
+        Returns ``(nf, npend, more, next_bucket)``: new frontier vertices (in
+        ``bucket``), whether any rank sent requests into ``bucket`` (the bucket
+        goes on), and the smallest bucket any rank knows of.
+        """
+        nw, minb_out = _k.pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global,
+                                        dist, pred, ln, nranks, with_pred, delta,
+                                        sendcounts, sendbuf)
+        npend, minb_pend = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
+        # the header carries what an Allreduce would: work for this bucket, the
+        # smallest bucket known, and whether any data follows at all
+        header_send[:, 0] = sendcounts
+        header_send[:, 1] = 1 if minb_out <= bucket else 0
+        header_send[:, 2] = min(minb_out, minb_pend)
+        header_send[:, 3] = 1 if nw else 0
+        nf = 0
+        if nranks > 1:
+            _wait(comm.Ialltoall(header_send, header_recv))
+            recvcounts = np.ascontiguousarray(header_recv[:, 0])
+            total = int(recvcounts.sum())
+            if state["recvbuf"].size < total:
+                state["recvbuf"] = np.empty(2 * total, dtype=np.int64)
+            recvbuf = state["recvbuf"]
+            if header_recv[:, 3].any():  # the same decision on every rank: a collective
+                _wait(ialltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, recvbuf))
+            stats[0] += 1
+            stats[2] += 8 * int(sendcounts[not_mine].sum())
+            nf, npend = _k.apply_requests(recvbuf, total, with_pred, lo, dist, pred, delta,
+                                          bucket, True, frontier, 0, in_next, pend, npend,
+                                          in_pend)
+        else:
+            header_recv[:] = header_send
+        return nf, npend, bool(header_recv[:, 1].any()), int(header_recv[:, 2].min())
+
     bucket = 0  # the source's
     new_bucket = True
+    nsettled = 0
     while True:
         if new_bucket:  # its pending vertices form the frontier
-            buckets += 1
+            stats[1] += 1
             npend, nf = _k.take_bucket(pend, npend, in_pend, dist, delta, bucket, frontier,
                                        in_next)
-        # light edges to a local fixpoint, then (speculatively: a later phase of this
-        # bucket may improve a settled vertex and relax it again) the heavy edges
+        # light edges to a local fixpoint; the vertices processed join ``settled``
         if parallel:
             npend, ndirty, nsettled = _k.relax_light_local_par(
                 frontier, nf, dg.indptr, lidx, lweights, dist, done, ln, delta, bucket, limit,
-                nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty, settled, 0,
-                in_settled, chunks,
-            )
-            npend, ndirty = _k.relax_heavy_par(
-                settled, nsettled, dg.indptr, lidx, lweights, dist, done, ln, delta, bucket,
-                limit, nxt, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
+                nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty, settled, nsettled,
                 in_settled, chunks,
             )
         else:
             npend, ndirty, nsettled = _k.relax_light_local(
                 frontier, nf, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
                 bucket, limit, nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty,
-                settled, 0, in_settled,
+                settled, nsettled, in_settled,
             )
+        nf, npend, more, _ = exchange(ndirty, npend, bucket)
+        new_bucket = False
+        if more:
+            continue  # light requests into this bucket crossed between ranks
+        # the bucket is settled: relax the heavy edges of its vertices once
+        if parallel:
+            npend, ndirty = _k.relax_heavy_par(
+                settled, nsettled, dg.indptr, lidx, lweights, dist, done, ln, delta, bucket,
+                limit, nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty,
+                in_settled, chunks,
+            )
+        else:
             _, npend, ndirty, _ = _k.relax(
                 settled, nsettled, dg.indptr, lidx, lweights, dist, pred, done, lo, ln, delta,
-                bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, ndirty,
+                bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, 0,
                 in_dirty, settled, nsettled, in_settled,
             )
         _k.clear_flags(settled, nsettled, in_settled)
-        # one exchange: requests, plus per rank whether it sends work for this bucket,
-        # the smallest bucket it knows of (so no separate Allreduce is needed) and
-        # whether it sends anything at all
-        nw, minb_out = _k.pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global,
-                                        dist, pred, ln, nranks, with_pred, delta,
-                                        sendcounts, sendbuf)
-        npend, minb_pend = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
-        header_send[:, 0] = sendcounts
-        header_send[:, 1] = 1 if minb_out <= bucket else 0
-        header_send[:, 2] = min(minb_out, minb_pend)
-        header_send[:, 3] = 1 if nw else 0
-        _wait(comm.Ialltoall(header_send, header_recv))
-        recvcounts = np.ascontiguousarray(header_recv[:, 0])
-        total = int(recvcounts.sum())
-        if recvbuf.size < total:
-            recvbuf = np.empty(2 * total, dtype=np.int64)
-        if header_recv[:, 3].any():  # the same decision on every rank: a collective
-            _wait(ialltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, recvbuf))
-        rounds += 1
-        bytes_sent += 8 * int(sendcounts[not_mine].sum())
-        nf, npend = _k.apply_requests(recvbuf, total, with_pred, lo, dist, pred, delta,
-                                      bucket, True, frontier, 0, in_next, pend, npend, in_pend)
-        new_bucket = not header_recv[:, 1].any()
-        if not new_bucket:
-            continue  # this bucket goes on: requests into it crossed between ranks
-        bucket = int(header_recv[:, 2].min())
+        nsettled = 0
+        nf, npend, more, next_bucket = exchange(ndirty, npend, bucket)
+        if more:
+            continue  # rounding put a heavy request into this bucket: go on with it
+        bucket = next_bucket
+        new_bucket = True
         if bucket == _k.NO_BUCKET:
             break
 
+    rounds, buckets, bytes_sent = (int(x) for x in stats)
     out_pred = pred[:ln].copy() if with_pred else None
     return DistSSSPResult(dist[:ln].copy(), out_pred, dg.partition, comm, rounds, buckets,
                           bytes_sent, delta)
