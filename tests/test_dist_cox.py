@@ -25,3 +25,70 @@ def test_cox_equals_serial(nprocs):
     res = run_script(mpiexec(), nprocs, "cox_checks.py")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ALL OK:" in res.stdout and f"on {nprocs} ranks" in res.stdout, res.stdout
+
+
+def _write_table(path, n=600, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    t = np.round(rng.exponential(np.exp(-(X @ [0.4, -0.3]))), 1)  # heavy ties
+    e = (rng.random(n) < 0.7).astype(int)
+    s = rng.integers(0, 3, n)
+    with open(path, "w") as f:
+        f.write("age,time,dose,event,site\n")
+        for i in range(n):
+            f.write(f"{X[i, 0]!r},{t[i]!r},{X[i, 1]!r},{e[i]},{s[i]}\n")
+    np.savez(str(path)[:-4] + ".npz", age=X[:, 0], time=t, dose=X[:, 1], event=e, site=s)
+
+
+def test_cli_under_mpiexec_prints_the_serial_fit(tmp_path):
+    import json
+    import os
+    import subprocess
+
+    from conftest import graphpar_cmd
+
+    csv = tmp_path / "surv.csv"
+    _write_table(csv)
+    flags = ["--time", "time", "--event", "event", "--strata", "site", "--json"]
+    serial = subprocess.run(graphpar_cmd() + ["cox", str(csv), *flags], capture_output=True,
+                            text=True, timeout=120)
+    assert serial.returncode == 0, serial.stderr
+    ref = json.loads(serial.stdout)
+    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    for data in (csv, tmp_path / "surv.npz"):
+        res = subprocess.run([mpiexec(), "-n", "3", *graphpar_cmd(), "cox", str(data), *flags],
+                             capture_output=True, text=True, timeout=180, env=env)
+        assert res.returncode == 0, res.stderr[-3000:]
+        lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+        assert len(lines) == 1, res.stdout  # rank 0 alone prints
+        got = json.loads(lines[0])
+        assert got["ranks"] == 3
+        for name, value in ref["coef"].items():
+            assert abs(got["coef"][name] - value) <= 1e-10 * abs(value), (name, data)
+        assert got["iterations"] == ref["iterations"]
+        assert got["n_samples"] == ref["n_samples"] and got["n_events"] == ref["n_events"]
+
+
+def test_cli_under_mpiexec_bad_cell_is_one_error(tmp_path):
+    import os
+    import subprocess
+
+    from conftest import graphpar_cmd
+
+    csv = tmp_path / "bad.csv"
+    _write_table(csv, n=50)
+    lines = csv.read_text().splitlines()
+    cells = lines[40].split(",")
+    cells[2] = "n/a"
+    lines[40] = ",".join(cells)
+    csv.write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    res = subprocess.run([mpiexec(), "-n", "2", *graphpar_cmd(), "cox", str(csv), "--time",
+                          "time", "--event", "event"], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert res.returncode == 2
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("graphpar: error:")]
+    assert errors == [f"graphpar: error: {csv}, line 41, column 3 ('dose'): non-numeric value "
+                      "'n/a' (every cell must be a number; missing values are not supported)"]

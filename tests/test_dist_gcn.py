@@ -26,3 +26,32 @@ def test_aggregate_and_training_equal_serial(nprocs):
     res = run_script(mpiexec(), nprocs, "gcn_checks.py")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ALL OK:" in res.stdout and f"on {nprocs} ranks" in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("method", ["metis", "hypergraph", "block"])
+def test_cli_under_mpiexec_reports_serial_accuracy_and_volume(planetoid_dir, method):
+    import importlib.util
+    import json
+    import subprocess
+
+    from conftest import graphpar_cmd
+
+    if method == "metis" and importlib.util.find_spec("pymetis") is None:
+        pytest.skip("pymetis (graphpar[partition]) absent")
+    if method == "hypergraph" and importlib.util.find_spec("mtkahypar") is None:
+        pytest.skip("mtkahypar (graphpar[partition]) absent")
+    flags = ["gcn", "--dataset", "cora", "--data-dir", str(planetoid_dir), "--no-download",
+             "--epochs", "30", "--json"]
+    serial = subprocess.run(graphpar_cmd() + flags + ["--threads", "1"], capture_output=True,
+                            text=True, timeout=180)
+    assert serial.returncode == 0, serial.stderr
+    ref = json.loads(serial.stdout.splitlines()[-1])
+    res = run_script(mpiexec(), 2, "gcn_cli.py", *flags, "--partition", method)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+    assert len(lines) == 1, res.stdout
+    got = json.loads(lines[0])
+    for key in ("train_accuracy", "val_accuracy", "test_accuracy", "epochs", "vertices"):
+        assert got[key] == ref[key], key
+    assert got["ranks"] == 2 and got["partition"] == method
+    assert got["halo_bytes_per_epoch"] > 0 and got["halo_rows_total"] > 0

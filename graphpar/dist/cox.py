@@ -48,8 +48,20 @@ def _comm(comm):
 
 # --------------------------------------------------------------------------- sorting
 def _sorted_order(time, strata):
-    """Local order: stratum ascending, time descending (stable)."""
+    """Local order: stratum ascending, time descending (stable); None when already sorted."""
+    if time.size > 1:
+        ds = np.diff(strata)
+        if np.all((ds > 0) | ((ds == 0) & (np.diff(time) <= 0))):
+            return None
+    if time.size and np.all(strata == strata[0]) and time.min() >= 0:
+        from graphpar.kernels.cox_sort import cox_order
+
+        return cox_order(np.ascontiguousarray(time), None, 1)[0]  # parallel radix sort
     return np.lexsort((-time, strata))
+
+
+def _apply(order, a):
+    return a if order is None else a[order]
 
 
 def _count_before(strata_sorted, time_sorted, key) -> int:
@@ -81,8 +93,8 @@ def _redistribute(cols: np.ndarray, time, strata, comm):
     from mpi4py import MPI
 
     order = _sorted_order(time, strata)
-    cols = cols[order]
-    ts, ss = time[order], strata[order]
+    cols = _apply(order, cols)
+    ts, ss = _apply(order, time), _apply(order, strata)
     keys = _splitters(ss, ts, comm)
     p = comm.Get_size()
     if p == 1:
@@ -399,14 +411,14 @@ def distribute_cox(X, time, event, *, strata=None, weights=None, offset=None, co
     if timefix:
         # near ties are found among all times, whatever the stratum: sort by time alone first
         block = _redistribute(block, block[:, p], zeros, comm)
-        block = block[_sorted_order(block[:, p], np.zeros(block.shape[0]))]
+        block = _apply(_sorted_order(block[:, p], np.zeros(block.shape[0])), block)
         block[:, p] = _timefix(block[:, p], comm, _timefix_tol())
     # (again after timefix: merged times may now tie across a rank boundary)
     s_col = block[:, p + 2] if st is not None else np.zeros(block.shape[0])
     moved = _redistribute(block, block[:, p], s_col, comm)
     tm = moved[:, p]
     sc = moved[:, p + 2] if st is not None else np.zeros(moved.shape[0])
-    moved = moved[_sorted_order(tm, sc)]
+    moved = _apply(_sorted_order(tm, sc), moved)
     n_total = comm.allreduce(moved.shape[0])
     sums = np.asarray(comm.allreduce(moved[:, :p].sum(axis=0)))
     mean = sums / max(n_total, 1)

@@ -53,12 +53,16 @@ class DistOperator:
         The halo-exchange plan (see :attr:`HaloPlan.mode`).
     relabelling : Relabelling or None
         The renumbering from the original vertex ids, when :func:`distribute` made it.
+    symmetric : bool
+        ``op.T == op`` (an undirected graph's normalised adjacency): the
+        backward is then the forward product, halo exchange included, instead
+        of the reverse plan's partial sums.
     n_interior : int
         Local rows computed while the halo is in flight.
     """
 
     def __init__(self, plan: HaloPlan, local_rows: sp.csr_array, comm, dtype=np.float32,
-                 relabelling: Relabelling | None = None):
+                 relabelling: Relabelling | None = None, symmetric: bool = False):
         dtype = np.dtype(dtype)
         if dtype not in FLOATS:
             raise TypeError(f"dtype must be float32 or float64, got {dtype}")
@@ -66,6 +70,7 @@ class DistOperator:
         self.comm = comm
         self.dtype = dtype
         self.relabelling = relabelling
+        self.symmetric = bool(symmetric)
         nloc, ext_rows = plan.nloc, plan.ext_rows
         rows = sp.csr_array(local_rows)
         if rows.shape[0] != nloc:
@@ -92,8 +97,11 @@ class DistOperator:
     @classmethod
     def from_local_rows(cls, local_rows, offsets, comm=None, *, dtype=np.float32,
                         mode: str | None = None,
-                        allgather_threshold: float = ALLGATHER_THRESHOLD) -> DistOperator:
+                        allgather_threshold: float = ALLGATHER_THRESHOLD,
+                        symmetric: bool = False) -> DistOperator:
         """Build from this rank's rows (global column ids) and the row partition. Collective.
+
+        Pass ``symmetric=True`` only when the whole operator equals its transpose.
 
         Examples
         --------
@@ -105,7 +113,7 @@ class DistOperator:
         rows = sp.csr_array(local_rows)
         plan = build_plan(rows.indices, offsets, comm, mode=mode,
                           allgather_threshold=allgather_threshold)
-        return cls(plan, rows, comm, dtype)
+        return cls(plan, rows, comm, dtype, symmetric=symmetric)
 
     @property
     def nloc(self) -> int:
@@ -142,6 +150,10 @@ class DistOperator:
     def backward(self, G: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out = (A.T @ G)[local rows]`` from the local rows ``G`` of ``G``. Collective."""
         w = G.shape[1]
+        if self.symmetric:
+            ext = self._ext_buffer(w)
+            self.local_rows(ext)[...] = G
+            return self.forward_ext(ext, out)
         ex = self.exchange(w)
         partial = self._partials.get(w)
         if partial is None:
@@ -238,7 +250,8 @@ class DistOperator:
 
 def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, comm=None,
                dtype=np.float32, mode: str | None = None,
-               allgather_threshold: float = ALLGATHER_THRESHOLD) -> DistOperator:
+               allgather_threshold: float = ALLGATHER_THRESHOLD,
+               symmetric: bool | None = None) -> DistOperator:
     """Split a square operator held by every rank into its row-distributed form. Collective.
 
     Parameters
@@ -256,6 +269,9 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
     dtype : float32 or float64
     mode, allgather_threshold
         See :func:`graphpar.dist.halo.plan_from_global`.
+    symmetric : bool, optional
+        Whether ``op.T == op`` (then the backward reuses the forward exchange);
+        by default checked here.
 
     Returns
     -------
@@ -297,7 +313,10 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
     rows = sp.csr_array(permuted[lo:hi])
     plan = build_plan(rows.indices, relabel.offsets, comm, mode=mode,
                       allgather_threshold=allgather_threshold)
-    return DistOperator(plan, rows, comm, dtype, relabelling=relabel)
+    if symmetric is None:
+        csr = sp.csr_array(op)
+        symmetric = csr.shape[0] == csr.shape[1] and (csr != csr.T).nnz == 0
+    return DistOperator(plan, rows, comm, dtype, relabelling=relabel, symmetric=symmetric)
 
 
 # ----------------------------------------------------------------------------- training

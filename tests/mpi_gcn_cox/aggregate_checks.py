@@ -49,9 +49,14 @@ def main(comm):
     for ci, (n, density, directed) in enumerate(cases):
         op = graph(n, density, ci, directed)
         for method in METHODS:
-            for mode in (None, "p2p", "allgather"):
+            variants = [(None, None), ("p2p", None), ("allgather", None)]
+            if not directed:  # the reverse plan on a symmetric operator too
+                variants += [("p2p", False), ("allgather", False)]
+            for mode, symmetric in variants:
                 dtype = np.float32 if (checks % 2 == 0) else np.float64
-                dop = distribute(op, method=method, seed=1, comm=comm, dtype=dtype, mode=mode)
+                dop = distribute(op, method=method, seed=1, comm=comm, dtype=dtype, mode=mode,
+                                 symmetric=symmetric)
+                assert dop.symmetric == (not directed and symmetric is None)
                 # the collective plan equals the one computed from the global operator
                 ref_plan = plan_from_global(dop.relabelling.permute_operator(op),
                                             dop.relabelling.offsets, mode=mode)[comm.Get_rank()]
