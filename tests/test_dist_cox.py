@@ -38,7 +38,7 @@ def _write_table(path, n=600, seed=0):
     with open(path, "w") as f:
         f.write("age,time,dose,event,site\n")
         for i in range(n):
-            f.write(f"{X[i, 0]!r},{t[i]!r},{X[i, 1]!r},{e[i]},{s[i]}\n")
+            f.write(f"{float(X[i, 0])!r},{float(t[i])!r},{float(X[i, 1])!r},{e[i]},{s[i]}\n")
     np.savez(str(path)[:-4] + ".npz", age=X[:, 0], time=t, dose=X[:, 1], event=e, site=s)
 
 
