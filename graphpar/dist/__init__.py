@@ -1,11 +1,43 @@
 """Distributed-memory layer (mpi4py): the only part of graphpar that imports MPI.
 
-Importing this package does not import mpi4py; its submodules do.
+Importing this package does not import mpi4py; its submodules do:
+
+- :mod:`graphpar.dist.partition`: :class:`BlockPartition` (pure, no MPI).
+- :mod:`graphpar.dist.comm`: :func:`get_comm`, :func:`setup_threads` (threads per
+  rank), :func:`abort_on_error`.
+- :mod:`graphpar.dist.graph`: :class:`DistGraph`, :func:`scatter_graph`.
+- :mod:`graphpar.dist.io`: :func:`read_graph` (parallel reading of graph files).
+- :mod:`graphpar.dist.generate`: ``kronecker``, ``uniform``, ``grid_road``
+  generated in parallel.
+- :mod:`graphpar.dist.sssp`: ``sssp`` (distributed delta-stepping) and its result.
+
+The names above are also available here, loaded on first use (``sssp`` and
+``generate`` are the submodules of those names). See docs/distributed.md.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+
+_LAZY = {
+    "BlockPartition": "graphpar.dist.partition",
+    "get_comm": "graphpar.dist.comm",
+    "setup_threads": "graphpar.dist.comm",
+    "abort_on_error": "graphpar.dist.comm",
+    "DistGraph": "graphpar.dist.graph",
+    "scatter_graph": "graphpar.dist.graph",
+    "read_graph": "graphpar.dist.io",
+    "DistSSSPResult": "graphpar.dist.sssp",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'graphpar.dist' has no attribute {name!r}")
 
 # Environment variables that MPI launchers set in every rank: MPICH/Hydra (PMI_*),
 # Open MPI (OMPI_*), Slurm's srun (PMIX_*/SLURM_*) and Intel MPI (PMI_*).
