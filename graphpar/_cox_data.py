@@ -8,7 +8,7 @@ from graphpar.kernels import cox as K
 from graphpar.kernels.cox_sort import cox_order
 
 TIMEFIX_TOL = float(np.sqrt(np.finfo(np.float64).eps))  # R's aeqSurv default
-CHUNK_ROWS = 16384  # rows per chunk: fixes the summation order whatever the thread count
+CHUNK_ROWS = 4096  # rows per chunk: fixes the summation order whatever the thread count
 
 
 def _column_label(names, j: int) -> str:

@@ -196,6 +196,26 @@ def _rates_chunk(eta, w, event, flags, shift, lo, hi, s, r):
     return tail, had, lle
 
 
+@njit(cache=True, fastmath=True)
+def _wdot(w, x, y, lo, hi):
+    """sum(w[k] * x[k] * y[k] for k in [lo, hi)), vectorised (reassociated)."""
+    s = 0.0
+    for k in range(lo, hi):
+        s += w[k] * x[k] * y[k]
+    return s
+
+
+@njit(cache=True, fastmath=True)
+def _dot2(x, y, lo, hi):
+    s = 0.0
+    for k in range(lo, hi):
+        s += x[k] * y[k]
+    return s
+
+
+_TILE = 256
+
+
 @njit(cache=True, error_model="numpy")
 def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                  l1_out, l2_out, grad_out, info_out, u_out):
@@ -204,21 +224,30 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
     Accumulates into ``grad`` and ``info`` (minus the Hessian, upper triangle)
     and the correction vector ``u``; leaves in ``l1``/``l2`` the S1/S2 tails
     since the chunk's last stratum start. Returns (ll, alpha, beta0).
-    The accumulators are local and copied out at the end: the output rows of
-    neighbouring chunks share cache lines.
+
+    The S2-type Hessian terms sum_g c_g S2_g are summed by parts into one weighted
+    Gram matrix sum_k r_k W_k x_k x_k^T (W_k: the sum of c_g over the groups whose
+    risk set holds row k, within the chunk), and the rank-one terms of all event
+    groups are batched; both are then formed as dot products over a transposed
+    copy of the chunk, which vectorise, instead of p x p updates per row.
     """
     p = X.shape[1]
+    nrow = hi - lo
+    need_h = hmode != HESS_NONE
+    full = hmode == HESS_FULL
+    hcols = nrow if need_h else 0
+    XT = np.empty((p, hcols))
+    MT = np.empty((p, hcols))
+    rw = np.zeros(hcols)
+    rl = np.empty(hcols)
+    gv = np.zeros(hcols)
     l1 = np.zeros(p)
-    l2 = np.zeros((p, p))
     grad = np.zeros(p)
     info = np.zeros((p, p))
     u = np.zeros(p)
     has_w = w.size > 0
     efron = ties == EFRON
     a1 = np.zeros(p)
-    a2 = np.zeros((p, p))
-    xk = np.empty(p)
-    yk = np.empty(p)
     ls = np.empty(p)
     as_ = np.empty(p)
     S0 = s0_carry
@@ -226,65 +255,45 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
     alpha = 0.0
     beta0 = 0.0
     first_seg = True
+    last_start = lo
+    ng = 0
     i = lo
     while i < hi:
         if i > lo and (flags[i] & FLAG_STRATUM) != 0:
             S0 = 0.0
             l1[:] = 0.0
-            l2[:, :] = 0.0
             first_seg = False
+            last_start = i
         j = i + 1
         while j < hi and (flags[j] & FLAG_GROUP) == 0:
             j += 1
         m = 0
         dw = 0.0
         A = 0.0
-        tied = False
         for k in range(i, j):
             rk = r[k]
             S0 += rk
             for a in range(p):
-                xk[a] = X[k, a]
-                yk[a] = rk * xk[a]
-                l1[a] += yk[a]
-            if hmode == HESS_FULL:
+                l1[a] += rk * X[k, a]
+            if need_h:
+                rl[k - lo] = rk
                 for a in range(p):
-                    ya = yk[a]
-                    for b in range(p):
-                        l2[a, b] += ya * xk[b]
-            elif hmode == HESS_DIAG:
-                for a in range(p):
-                    l2[a, a] += yk[a] * xk[a]
+                    XT[a, k - lo] = X[k, a]
             if event[k] != 0:
                 m += 1
                 wk = w[k] if has_w else 1.0
                 dw += wk
                 for a in range(p):
-                    grad[a] += wk * xk[a]
+                    grad[a] += wk * X[k, a]
                 if efron:
                     if m == 1:
                         A = rk
                         for a in range(p):
-                            a1[a] = yk[a]
-                        if hmode == HESS_FULL:
-                            for a in range(p):
-                                for b in range(a, p):
-                                    a2[a, b] = yk[a] * xk[b]
-                        elif hmode == HESS_DIAG:
-                            for a in range(p):
-                                a2[a, a] = yk[a] * xk[a]
+                            a1[a] = rk * X[k, a]
                     else:
                         A += rk
                         for a in range(p):
-                            a1[a] += yk[a]
-                        if hmode == HESS_FULL:
-                            for a in range(p):
-                                ya = yk[a]
-                                for b in range(a, p):
-                                    a2[a, b] += ya * xk[b]
-                        elif hmode == HESS_DIAG:
-                            for a in range(p):
-                                a2[a, a] += yk[a] * xk[a]
+                            a1[a] += rk * X[k, a]
         if m > 0:
             # Everything is scaled by 1/S0 so that tiny risk-set sums (eta far below
             # the stratum's shift) never square into underflow: ls = S1/S0,
@@ -293,8 +302,8 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
             q0 = s0_carry * inv
             for a in range(p):
                 ls[a] = l1[a] * inv
-            if not efron or m == 1:
-                tied = False
+            tied = efron and m > 1
+            if not tied:
                 ab0 = dw
                 ae1 = 0.0
                 bb0 = dw
@@ -302,7 +311,6 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                 bb2 = 0.0
                 ll -= dw * np.log(S0)
             else:
-                tied = True
                 for a in range(p):
                     as_[a] = a1[a] * inv
                 wt = dw / m
@@ -328,29 +336,31 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
             if tied:
                 for a in range(p):
                     grad[a] += as_[a] * ae1
-            if hmode == HESS_FULL:
-                for a in range(p):
-                    la = ls[a] * bb0
-                    for b in range(p):
-                        info[a, b] += l2[a, b] * (inv * ab0) - la * ls[b]
+            if need_h:
+                # S2 term (inv*ab0) S2_g, by parts; Efron's -(inv*ae1) A2_g on event rows
+                gv[j - 1 - lo] = inv * ab0
                 if tied:
-                    for a in range(p):
-                        la = ls[a]
-                        aa = as_[a]
-                        for b in range(a, p):
-                            info[a, b] += (-a2[a, b] * (inv * ae1)
-                                           + (la * as_[b] + aa * ls[b]) * bb1
-                                           - aa * as_[b] * bb2)
-            elif hmode == HESS_DIAG:
+                    c = inv * ae1
+                    for k in range(i, j):
+                        if event[k] != 0:
+                            rw[k - lo] -= c * r[k]
+                # rank-one term bb0 * ls ls^T, batched
+                sq = np.sqrt(bb0)
                 for a in range(p):
-                    la = ls[a]
-                    info[a, a] += l2[a, a] * (inv * ab0) - la * la * bb0
+                    MT[a, ng] = sq * ls[a]
+                ng += 1
                 if tied:
-                    for a in range(p):
-                        la = ls[a]
-                        aa = as_[a]
-                        info[a, a] += (-a2[a, a] * (inv * ae1) + 2.0 * la * aa * bb1
-                                       - aa * aa * bb2)
+                    if full:
+                        for a in range(p):
+                            la = ls[a]
+                            aa = as_[a]
+                            for b in range(a, p):
+                                info[a, b] += (la * as_[b] + aa * ls[b]) * bb1 - aa * as_[b] * bb2
+                    else:
+                        for a in range(p):
+                            la = ls[a]
+                            aa = as_[a]
+                            info[a, a] += 2.0 * la * aa * bb1 - aa * aa * bb2
             if first_seg and q0 > 0.0:
                 # corrections for the S1/S2 carries, scaled by the S0 carry C0:
                 # alpha = C0 sum a0, beta0 = C0^2 sum b0, u = C0 sum (b0 S1 - b1 A1)
@@ -362,8 +372,25 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                     for a in range(p):
                         u[a] -= bb1 * q0 * as_[a]
         i = j
+    l2_out[:, :] = 0.0
+    if need_h:
+        # suffix sums of the group values within each stratum segment of the chunk
+        acc = 0.0
+        for k in range(nrow - 1, -1, -1):
+            acc += gv[k]
+            rw[k] += r[lo + k] * acc
+            if (flags[lo + k] & FLAG_STRATUM) != 0:
+                acc = 0.0
+        t0 = last_start - lo
+        # tiles of rows keep the p columns of a tile in cache across the p^2 products
+        bend = p if full else 1
+        for a in range(p):
+            xa = XT[a]
+            for b in range(a, a + bend if a + bend < p else p):
+                xb = XT[b]
+                info[a, b] += _wdot(rw, xa, xb, 0, nrow) - _dot2(MT[a], MT[b], 0, ng)
+                l2_out[a, b] = _wdot(rl, xa, xb, t0, nrow)
     l1_out[:] = l1
-    l2_out[:, :] = l2
     grad_out[:] = grad
     info_out[:, :] = info
     u_out[:] = u

@@ -1,0 +1,244 @@
+"""Cox regression benchmark: graphpar.CoxPH against a vectorised NumPy Newton fit and lifelines.
+
+Synthetic data: N patients, p = 10 standard-normal covariates, exponential event
+times with known coefficients, about 35% censored, and 5% of the rows in tie
+groups (pairs sharing a time). Every case runs in a fresh subprocess, so that
+its peak memory (VmHWM, reset after the data is made) is its own; the input
+arrays are X (N x p float64), time (float64) and event (bool).
+
+Each case prints the whole fit (median of the repeats), the time of one
+likelihood + gradient + Hessian evaluation ("per iteration"), the Newton
+iterations, the peak memory of the fit above the process's size before it, and
+its ratio to the input arrays' size. Ratios "x" are NumPy's time over ours.
+
+Usage::
+
+    python benchmarks/cox.py                      # N = 1e5, 1e6, 1e7 at 2 threads
+    python benchmarks/cox.py --sizes 1e5 1e6 --threads 1 2 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+P = 10
+TRUE_BETA = np.linspace(-0.5, 0.5, P)
+
+
+def make_data(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, P))
+    t = rng.exponential(1.0, n)
+    t /= np.exp(X @ TRUE_BETA)
+    c = rng.exponential(2.0, n)
+    event = t <= c
+    np.minimum(t, c, out=t)
+    k = n // 40  # 2k rows = 5% of the rows in tie groups of two
+    rows = rng.choice(n, 2 * k, replace=False)
+    t[rows[:k]] = t[rows[k:]]
+    return X, t, event
+
+
+def _status(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return float(line.split()[1]) / 1024.0  # MiB
+    return float("nan")
+
+
+def _reset_peak() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+    except OSError:
+        pass
+
+
+def numpy_breslow_fit(X, t, event, tol=1e-9, max_iter=50):
+    """A vectorised NumPy Newton fit (Breslow ties): sorts once, cumulative sums per iteration.
+
+    The Hessian's sum of S2/S0 terms is rearranged (summation by parts) into one
+    weighted X'WX, so no N x p x p array is formed. Returns (coef, iterations,
+    seconds per evaluation).
+    """
+    order = np.argsort(-t, kind="stable")
+    Xs = X[order]
+    ts = t[order]
+    ev = event[order]
+    n = len(ts)
+    last = np.empty(n, dtype=bool)  # last row of each tie group (descending time)
+    last[:-1] = ts[1:] != ts[:-1]
+    last[-1] = True
+    ends = np.flatnonzero(last)
+    gid = np.cumsum(np.r_[False, last[:-1]])  # group of each row
+    dcount = np.bincount(gid, weights=ev, minlength=len(ends))
+    has = dcount > 0
+    xev = Xs[ev].sum(axis=0)
+
+    def evaluate(beta):
+        eta = Xs @ beta
+        m = eta.max()
+        r = np.exp(eta - m)
+        s0 = np.cumsum(r)[ends]
+        s1 = np.cumsum(r[:, None] * Xs, axis=0)[ends]
+        ll = float(eta[ev].sum() - (dcount[has] * (np.log(s0[has]) + m)).sum())
+        mean = s1[has] / s0[has, None]
+        g = xev - dcount[has] @ mean
+        a = np.zeros(len(ends))
+        a[has] = dcount[has] / s0[has]
+        csum = np.cumsum(a[::-1])[::-1]  # sum over groups at or after each group
+        wrow = r * csum[gid]
+        h = Xs.T @ (Xs * wrow[:, None]) - (mean * dcount[has, None]).T @ mean
+        return ll, g, -h
+
+    beta = np.zeros(X.shape[1])
+    ll, g, h = evaluate(beta)
+    times = []
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007
+        step = np.linalg.solve(-h, g)
+        while True:
+            t0 = time.perf_counter()
+            new = evaluate(beta + step)
+            times.append(time.perf_counter() - t0)
+            if np.isfinite(new[0]) and new[0] >= ll - 1e-12 * abs(ll):
+                break
+            step /= 2
+        done = abs(new[0] - ll) <= tol * abs(ll)
+        beta = beta + step
+        ll, g, h = new
+        if done:
+            break
+    return beta, it, statistics.median(times)
+
+
+def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
+    X, t, e = make_data(n)
+    input_mb = (X.nbytes + t.nbytes + e.nbytes) / 2**20
+    out = {"method": method, "n": n, "threads": threads, "input_mb": input_mb}
+    if method.startswith("graphpar"):
+        from graphpar import CoxPH
+        from graphpar._cox_data import SortedCox
+        from graphpar.threads import set_threads
+
+        set_threads(threads)
+        ties = method.split("-")[1]
+        CoxPH(ties=ties).fit(X[:2000], t[:2000], e[:2000])  # load the compiled kernels
+        _reset_peak()
+        base = _status("VmRSS")
+        fits = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            m = CoxPH(ties=ties).fit(X, t, e)
+            fits.append(time.perf_counter() - t0)
+        out["peak_mb"] = _status("VmHWM") - base
+        del m
+        prob = SortedCox(X, t, e.view(np.uint8), None, 1, None, None, ties)
+        evals = []
+        for _ in range(max(3, repeat)):
+            t0 = time.perf_counter()
+            prob.evaluate(TRUE_BETA)
+            evals.append(time.perf_counter() - t0)
+        m = CoxPH(ties=ties).fit(X, t, e)
+        out.update(fit_s=statistics.median(fits), fits=fits, iter_s=statistics.median(evals),
+                   iters=m.n_iter_, coef_err=float(np.max(np.abs(m.coef_ - TRUE_BETA))))
+    elif method == "numpy":
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
+        _reset_peak()
+        base = _status("VmRSS")
+        fits = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            beta, iters, per = numpy_breslow_fit(X, t, e)
+            fits.append(time.perf_counter() - t0)
+        out.update(fit_s=statistics.median(fits), fits=fits, iter_s=per, iters=iters,
+                   peak_mb=_status("VmHWM") - base,
+                   coef_err=float(np.max(np.abs(beta - TRUE_BETA))))
+    elif method == "lifelines":
+        import pandas as pd
+        from lifelines import CoxPHFitter
+
+        df = pd.DataFrame(X, columns=[f"x{j}" for j in range(P)])
+        df["T"] = t
+        df["E"] = e
+        _reset_peak()
+        base = _status("VmRSS")
+        t0 = time.perf_counter()
+        cph = CoxPHFitter().fit(df, "T", "E")
+        out.update(fit_s=time.perf_counter() - t0, iter_s=float("nan"), iters=-1,
+                   peak_mb=_status("VmHWM") - base,
+                   coef_err=float(np.max(np.abs(cph.params_.values - TRUE_BETA))))
+    return out
+
+
+def child(method: str, n: int, threads: int, repeat: int, timeout: float) -> dict | None:
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+               OMP_NUM_THREADS=str(threads))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--case", method, str(n),
+           str(threads), str(repeat)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"  {method} N={n}: timed out after {timeout:.0f} s")
+        return None
+    if r.returncode != 0:
+        print(f"  {method} N={n}: failed\n{r.stderr[-2000:]}")
+        return None
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", nargs="+", default=["1e5", "1e6", "1e7"])
+    ap.add_argument("--threads", nargs="+", type=int, default=[2])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-lifelines", action="store_true")
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.case:
+        method, n, threads, repeat = args.case
+        print(json.dumps(run_case(method, int(n), int(threads), int(repeat))))
+        return
+    try:
+        import lifelines  # noqa: F401
+
+        have_ll = not args.no_lifelines
+    except ImportError:
+        have_ll = False
+    print(f"Cox benchmark: p = {P}, 5% of rows tied in pairs; medians of {args.repeat} fits; "
+          "peak = VmHWM of the fit above the RSS before it")
+    hdr = (f"{'method':<18} {'N':>9} {'thr':>3} {'fit s':>8} {'x numpy':>8} {'iter s':>8} "
+           f"{'iters':>5} {'peak MiB':>9} {'peak/input':>10} {'max|b-b*|':>10}")
+    print(hdr)
+    for size in args.sizes:
+        n = int(float(size))
+        for threads in args.threads:
+            ref = child("numpy", n, threads, args.repeat, args.timeout)
+            rows = [ref]
+            for method in ("graphpar-breslow", "graphpar-efron"):
+                rows.append(child(method, n, threads, args.repeat, args.timeout))
+            if have_ll and n <= 1_000_000 and threads == args.threads[-1]:
+                rows.append(child("lifelines", n, threads, 1, args.timeout))
+            for r in rows:
+                if r is None:
+                    continue
+                ratio = (f"{ref['fit_s'] / r['fit_s']:.2f}x" if ref else "-")
+                print(f"{r['method']:<18} {n:>9} {threads:>3} {r['fit_s']:>8.3f} {ratio:>8} "
+                      f"{r['iter_s']:>8.4f} {r['iters']:>5} {r['peak_mb']:>9.0f} "
+                      f"{r['peak_mb'] / r['input_mb']:>10.2f} {r['coef_err']:>10.2e}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
