@@ -114,6 +114,8 @@ def open_binary(path, mode: str = "rb"):
     mod = _COMPRESSORS.get(suffix)
     if mod is None:
         return open(path, mode)
+    if mod is gzip and "w" in mode:
+        return gzip.open(path, mode, compresslevel=6)  # gzip's own default; 9 is far slower
     return mod.open(path, mode)
 
 
