@@ -693,3 +693,12 @@ def test_headers_longer_than_the_first_read(tmp_path):
     p = _write(tmp_path, "none.gr", comments)
     with pytest.raises(GraphFormatError, match=r"none\.gr: line 5001: expected the problem line"):
         read_graph(p)
+
+
+def test_signed_dimacs_weights_are_read_and_left_to_the_validator(tmp_path):
+    from graphpar import validate_graph
+
+    g = read_graph(_write(tmp_path, "neg.gr", "p sp 2 2\r\na 1 2 -5\r\na 2 1 3\r\n"))
+    assert _edges(g) == {(0, 1): -5.0, (1, 0): 3.0}
+    with pytest.raises(ValueError, match=re.escape("edge (0, 1, -5.0)")):
+        validate_graph(g)
