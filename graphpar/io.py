@@ -1,15 +1,15 @@
 """Reading and writing graph files: DIMACS ``.gr``, Matrix Market, edge lists and ``.npz``.
 
-===================  ===========================  =======  ==========================
-format (``format=``)  suffixes                     ids      default ``directed``
-===================  ===========================  =======  ==========================
-``"gr"``             ``.gr``                      1-based  True (arcs)
-``"mtx"``            ``.mtx``, ``.mm``            1-based  False for ``symmetric``
-``"el"``             ``.el``, ``.txt``            0-based  False if a comment says
-                                                           ``Undirected graph``
-``"wel"``            ``.wel``                     0-based  as ``"el"``
-``"npz"``            ``.npz``                     CSR      as stored
-===================  ===========================  =======  ==========================
+====================  ======================  =======  ===============================
+format (``format=``)  suffixes                ids      default ``directed``
+====================  ======================  =======  ===============================
+``"gr"``              ``.gr``                 1-based  True (arcs)
+``"mtx"``             ``.mtx``, ``.mm``       1-based  False for ``symmetric`` files
+``"el"``              ``.el``, ``.txt``       0-based  False if a leading comment says
+                                                       ``Undirected graph``, else True
+``"wel"``             ``.wel``                0-based  as ``"el"``
+``"npz"``             ``.npz``                CSR      as stored
+====================  ======================  =======  ===============================
 
 A ``.gz``, ``.bz2`` or ``.xz`` suffix after any of these is decompressed
 transparently on reading and compresses on writing. Text files are parsed by

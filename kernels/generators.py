@@ -26,7 +26,7 @@ W_ONE = 0
 W_INT = 1
 W_REAL = 2
 
-KRON_STRIDE = 64  # counters per Kronecker edge: one draw per level, scale <= 64
+KRON_STRIDE = 64  # counters reserved per Kronecker edge (it uses ceil(scale / 3))
 FEISTEL_ROUNDS = 4
 
 _ONE = np.uint64(1)
