@@ -259,15 +259,27 @@ class CoxPH:
         codes, nstrata = strata_codes(strata, n)
         if names is None:
             names = [f"x{j}" for j in range(p)]
-        self.feature_names_in_ = names
-        self.n_features_in_ = p
         prob = SortedCox(X, time, ev, codes, nstrata, w, off, self.ties, bool(self.timefix))
+        return self._fit_evaluator(prob, names, n, int(np.count_nonzero(ev)))
+
+    def _fit_evaluator(self, prob, feature_names: list[str], n_samples: int,
+                       n_events: int) -> CoxPH:
+        """Run the Newton iterations on any likelihood evaluator; return ``self``.
+
+        ``prob`` needs an attribute ``p`` and a method ``evaluate(beta)``
+        returning ``(loglik, gradient, hessian)`` of the whole data set (for
+        example the sums over MPI ranks of :func:`graphpar.kernels.cox.cox_block`),
+        so a distributed fit reuses this loop, its warnings and its summary.
+        """
+        self._check_params()
+        self.feature_names_in_ = list(feature_names)
+        self.n_features_in_ = prob.p
         self._newton(prob)
-        self.n_samples_ = n
-        self.n_events_ = int(np.count_nonzero(ev))
+        self.n_samples_ = n_samples
+        self.n_events_ = n_events
         return self
 
-    def _newton(self, prob: SortedCox) -> None:
+    def _newton(self, prob) -> None:
         p = prob.p
         pen = float(self.penalizer)
         eye = np.eye(p)

@@ -61,14 +61,22 @@ gradient and Hessian across ranks. With ``hess_mode = HESS_DIAG`` only the
 diagonal of ``carry_s2`` is used and filled.
 
 Within one process, :func:`cox_block` runs three passes: (1) in parallel over
-chunks, ``r = w exp(eta - shift)`` and each chunk's S0 tail; (2) serially, the
-S0 carry across chunks; (3) in parallel over chunks, the fused scan that
-accumulates S1 and S2 from zero together with the log-likelihood, gradient and
-Hessian terms of each tie group, plus three correction accumulators; then,
-serially, the S1/S2 carries are formed from the chunks' tails and added
-through the corrections (the S1 and S2 carries enter the gradient and Hessian
-linearly and quadratically, so they need not be known in pass 3), and the
-chunk results are summed in chunk order.
+chunks, ``r = w exp(eta - shift)``, each chunk's S0 tail and the events'
+``w (eta - shift)`` terms; (2) serially, the S0 carry across chunks (a
+segmented exclusive scan); (3) in parallel over chunks, the fused scan that
+runs S0 (with its carry) and S1 (from zero) over the chunk and accumulates the
+log-likelihood, gradient and Hessian terms of each tie group. In pass 3 the
+S2-type Hessian terms ``sum_g c_g S2_g`` are summed by parts into one weighted
+Gram matrix ``sum_k r_k W_k x_k x_k^T`` (``W_k``: the sum of ``c_g`` over the
+groups of the chunk whose risk set holds row ``k``) and the rank-one terms
+``S1 S1^T / S0^2`` of all event groups are batched; both become vectorised dot
+products over a transposed copy of the chunk, never an ``N x p x p`` array.
+Finally, serially and in chunk order, the S1/S2 carries are formed from the
+chunks' tails and added through three correction accumulators (the carries
+enter the gradient and Hessian linearly and quadratically, so pass 3 need not
+know them), and the chunk results are summed. Each group term is scaled by its
+own ``1/S0`` so that risk sets far below the stratum's shift cannot underflow
+when squared.
 
 Ties: ``BRESLOW`` (0) or ``EFRON`` (1). Efron follows R's survival::coxph: a
 tie group with ``m`` events of total weight ``D`` contributes, for
