@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 
 from graphpar._cox_data import SortedCox, as_event, as_matrix, as_vector, strata_codes
@@ -203,8 +204,10 @@ class CoxPH:
                 or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
 
-    def fit(self, X, time, event, strata=None, weights=None, offset=None, *,
-            feature_names=None) -> CoxPH:
+    def fit(self, X: ArrayLike, time: ArrayLike, event: ArrayLike,
+            strata: ArrayLike | None = None, weights: ArrayLike | None = None,
+            offset: ArrayLike | None = None, *,
+            feature_names: list[str] | None = None) -> CoxPH:
         """Fit the model; return ``self``.
 
         Parameters
@@ -381,7 +384,7 @@ class CoxPH:
             ties=self.ties, penalizer=float(self.penalizer),
         )
 
-    def predict_risk(self, X, offset=None) -> np.ndarray:
+    def predict_risk(self, X: ArrayLike, offset: ArrayLike | None = None) -> np.ndarray:
         """Return the relative risk ``exp(X @ coef_ + offset)`` of each row.
 
         The risk is relative to a row of zeros (no centring); only its order
@@ -440,7 +443,7 @@ def _newton_step(info: np.ndarray, g: np.ndarray, names: list[str]) -> np.ndarra
         return np.linalg.lstsq(info, g, rcond=None)[0]
 
 
-def concordance_index(time, risk, event) -> float:
+def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> float:
     """Harrell's concordance index of risk scores, in O(n log n).
 
     A pair of rows (i, j) is comparable when i has an event and ``time[i] <
