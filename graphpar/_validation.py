@@ -70,6 +70,8 @@ weights >= 0
             raise ValueError(
                 f"{name} must be a square (n, n) matrix, got shape {csgraph.shape}"
             )
+        if csgraph.dtype.kind == "c":
+            raise TypeError(f"{name} weights must be real, got complex dtype {csgraph.dtype}")
         g = Graph.from_scipy(csgraph, directed=True)
     else:
         try:
@@ -79,7 +81,9 @@ weights >= 0
                 f"{name} must be a Graph, a scipy sparse matrix or array, or a dense "
                 f"array, got {type(csgraph).__name__}"
             ) from exc
-        if arr.dtype == object:
+        if arr.dtype.kind == "c":
+            raise TypeError(f"{name} weights must be real, got complex dtype {arr.dtype}")
+        if arr.dtype.kind not in "biuf":
             raise TypeError(
                 f"{name} must be a Graph, a scipy sparse matrix or array, or a dense "
                 f"array, got {type(csgraph).__name__}"
