@@ -181,9 +181,12 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
     return out
 
 
-def child(method: str, n: int, threads: int, repeat: int, timeout: float) -> dict | None:
+def child(method: str, n: int, threads: int, repeat: int, timeout: float,
+          wait_policy: str = "passive") -> dict | None:
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                OMP_NUM_THREADS=str(threads))
+    if wait_policy:
+        env["OMP_WAIT_POLICY"] = wait_policy
     cmd = [sys.executable, str(Path(__file__).resolve()), "--case", method, str(n),
            str(threads), str(repeat)]
     try:
@@ -204,6 +207,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-lifelines", action="store_true")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--omp-wait-policy", default="passive",
+                    help="OMP_WAIT_POLICY for the cases (default passive: on a shared, "
+                         "oversubscribed machine spinning OpenMP workers steal the cores; "
+                         "'' keeps the environment's)")
     ap.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.case:
@@ -217,19 +224,22 @@ def main() -> None:
     except ImportError:
         have_ll = False
     print(f"Cox benchmark: p = {P}, 5% of rows tied in pairs; medians of {args.repeat} fits; "
-          "peak = VmHWM of the fit above the RSS before it")
+          "peak = VmHWM of the fit above the RSS before it; "
+          f"OMP_WAIT_POLICY={args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY', '')!r}")
+    print(f"load average before: {os.getloadavg()}")
     hdr = (f"{'method':<18} {'N':>9} {'thr':>3} {'fit s':>8} {'x numpy':>8} {'iter s':>8} "
            f"{'iters':>5} {'peak MiB':>9} {'peak/input':>10} {'max|b-b*|':>10}")
     print(hdr)
     for size in args.sizes:
         n = int(float(size))
         for threads in args.threads:
-            ref = child("numpy", n, threads, args.repeat, args.timeout)
+            wp = args.omp_wait_policy
+            ref = child("numpy", n, threads, args.repeat, args.timeout, wp)
             rows = [ref]
             for method in ("graphpar-breslow", "graphpar-efron"):
-                rows.append(child(method, n, threads, args.repeat, args.timeout))
+                rows.append(child(method, n, threads, args.repeat, args.timeout, wp))
             if have_ll and n <= 1_000_000 and threads == args.threads[-1]:
-                rows.append(child("lifelines", n, threads, 1, args.timeout))
+                rows.append(child("lifelines", n, threads, 1, args.timeout, wp))
             for r in rows:
                 if r is None:
                     continue
