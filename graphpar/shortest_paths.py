@@ -45,22 +45,13 @@ def default_delta(graph: Graph) -> float:
     >>> default_delta(g)
     8.0
     """
-    w = graph.weights
-    w = w[np.isfinite(w) & (w > 0)]
-    if w.size == 0 or graph.n == 0:
+    if graph.n == 0 or graph.nnz == 0:
         return 1.0
-    wmax = float(w.max())
-    deg = graph.nnz / graph.n
-    delta = 2.0 * wmax / max(deg, 1.0)
-    return float(min(max(delta, float(w.min())), wmax))
-
-
-def _max_finite_weight(graph: Graph) -> float:
-    w = graph.weights
-    if w.size == 0:
-        return 0.0
-    fin = w[np.isfinite(w)]
-    return float(fin.max()) if fin.size else 0.0
+    wmax, wmin = _k.weight_stats(graph.weights)
+    if wmax <= 0:
+        return 1.0
+    delta = 2.0 * wmax / max(graph.nnz / graph.n, 1.0)
+    return float(min(max(delta, wmin), wmax))
 
 
 def _check_limit(limit) -> float:
@@ -95,21 +86,21 @@ def _plan(g: Graph, delta: float | None) -> tuple[float, int]:
     """Effective delta and number of circular bins."""
     if delta is None:
         delta = default_delta(g)
-    wmax = _max_finite_weight(g)
+    wmax = float(_k.weight_stats(g.weights)[0]) if g.nnz else 0.0
     delta = max(delta, wmax / MAX_BINS)
     nbins = int(math.ceil(wmax / delta)) + 3
     return delta, nbins
 
 
-def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, scratch) -> int:
+def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, scratch):
+    """One search; returns (edges relaxed, steps, parallel regions)."""
     indptr, indices, weights = arrays
     dist.fill(np.inf)
     if method == "dijkstra":
-        return int(_k.dijkstra(indptr, indices, weights, s, limit, dist))
-    return int(
-        _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit, threads, dist,
-                          scratch)
-    )
+        return int(_k.dijkstra(indptr, indices, weights, s, limit, dist)), 0, 0
+    w, steps, regions = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit,
+                                          threads, dist, scratch)
+    return int(w), int(steps), int(regions)
 
 
 def sssp(
@@ -241,10 +232,10 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None):
     if want_pred:
         pred = np.empty((sources.size, n), dtype=np.int32 if n <= 2**31 - 1 else np.int64)
         tree = np.empty(n, dtype=np.int64)
-    relaxed = 0
+    relaxed = steps = regions = 0
     for i, s in enumerate(sources):
-        relaxed += _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i],
-                            scratch)
+        r = _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i], scratch)
+        relaxed, steps, regions = relaxed + r[0], steps + r[1], regions + r[2]
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = PRED_NONE
@@ -252,6 +243,8 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None):
     if stats is not None:
         stats["delta"] = delta_eff
         stats["edges_relaxed"] = relaxed
+        stats["steps"] = steps
+        stats["parallel_steps"] = regions
     return dist, pred
 
 

@@ -26,11 +26,12 @@ serial Dijkstra computes (addition is monotone for ``w >= 0``).
 """
 
 import numpy as np
-from graphpar.kernels.atomics import atomic_min_i64, cas, fetch_add
+from graphpar.kernels.atomics import cas, fetch_add
 from numba import njit, prange
 
 CHUNK = 64
 FUSE_THRESHOLD = 1000
+SERIAL_BELOW = 256
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
 
@@ -47,107 +48,148 @@ def _bin_of(d, delta, cur, K):
     return b
 
 
-@njit(cache=True)
-def _push(t, v, b, K, head, tail, count, items, nxt, fill, free_head, alloc, cap, overflow,
-          dirty):
-    s = b % K
-    c = tail[t, s]
-    if c == -1 or fill[c] == CHUNK:
-        nc = free_head[t]
-        if nc != -1:
-            free_head[t] = nxt[nc]
-        else:
-            nc = fetch_add(alloc, 0, 1)
-            if nc >= cap:
-                dirty[v] = 1
-                overflow[0] = 1
-                return
-        fill[nc] = 0
-        nxt[nc] = -1
-        if c == -1:
-            head[t, s] = nc
-        else:
-            nxt[c] = nc
-        tail[t, s] = nc
-        c = nc
-    items[c * CHUNK + fill[c]] = v
-    fill[c] += 1
-    count[t, s] += 1
+# Chunk metadata: meta[c, FILL] items used, meta[c, NEXT] next chunk in the list (-1 ends).
+# One 64-byte row per chunk and per thread (``bins[t, slot, *]``, ``free[t, 0]``) so that
+# threads never write to the same cache line.
+FILL = 0
+NEXT = 1
+HEAD = 0
+TAIL = 1
+COUNT = 2
 
 
 @njit(cache=True)
-def _relax(t, u, indptr, indices, weights, dist, done, limit, delta, cur, K, head, tail, count,
-           items, nxt, fill, free_head, alloc, cap, overflow, dirty):
-    du = dist[u]
-    if du == done[u]:
-        return 0
-    done[u] = du
-    a = indptr[u]
-    b = indptr[u + 1]
-    for e in range(a, b):
-        nd = du + weights[e]
-        if nd > limit:
-            continue
-        v = indices[e]
-        old = dist[v]
-        while nd < old:
-            seen = cas(dist, v, old, nd)
-            if seen == old:
-                _push(t, v, _bin_of(nd, delta, cur, K), K, head, tail, count, items, nxt,
-                      fill, free_head, alloc, cap, overflow, dirty)
-                break
-            old = seen
-    return b - a
+def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, delta, cur,
+                 K, bins, items, meta, free, alloc, cap, overflow, dirty):
+    """One thread's share of a step: frontier chunks through the shared cursor, then bin
+    fusion on its own current bin while that stays small. Returns edges relaxed.
+
+    Written as one function on purpose: passing arrays to helper functions makes Numba
+    update their reference counts with atomic instructions on every call.
+    """
+    work = 0
+    s = cur % K
+    from_frontier = True
+    h = -1
+    while True:
+        # ---- pick the next chunk to process
+        if from_frontier:
+            k = fetch_add(cursor, 0, 1)
+            if k < nfr:
+                c = fr[k]
+                owned = False
+            else:
+                from_frontier = False
+                continue
+        else:
+            if h == -1:
+                cnt = bins[t, s, COUNT]
+                if cnt > 0 and cnt < FUSE_THRESHOLD:
+                    h = bins[t, s, HEAD]
+                    bins[t, s, HEAD] = -1
+                    bins[t, s, TAIL] = -1
+                    bins[t, s, COUNT] = 0
+                else:
+                    break
+            c = h
+            h = meta[c, NEXT]
+            owned = True
+        # ---- relax every vertex of chunk c
+        base = c * CHUNK
+        for j in range(meta[c, FILL]):
+            u = items[base + j]
+            du = dist[u]
+            if du == done[u]:
+                continue  # already relaxed with this distance
+            done[u] = du
+            ea = indptr[u]
+            eb = indptr[u + 1]
+            work += eb - ea
+            for e in range(ea, eb):
+                nd = du + weights[e]
+                if nd > limit:
+                    continue
+                v = indices[e]
+                old = dist[v]
+                while nd < old:
+                    seen = cas(dist, v, old, nd)
+                    if seen != old:
+                        old = seen
+                        continue
+                    # push v into this thread's bin for nd
+                    sl = _bin_of(nd, delta, cur, K) % K
+                    tc = bins[t, sl, TAIL]
+                    if tc == -1 or meta[tc, FILL] == CHUNK:
+                        nc = free[t, 0]
+                        if nc != -1:
+                            free[t, 0] = meta[nc, NEXT]
+                        else:
+                            nc = fetch_add(alloc, 0, 1)
+                            if nc >= cap:
+                                # pool exhausted: the driver grows it and re-files v
+                                dirty[v] = 1
+                                overflow[0] = 1
+                                break
+                        meta[nc, FILL] = 0
+                        meta[nc, NEXT] = -1
+                        if tc == -1:
+                            bins[t, sl, HEAD] = nc
+                        else:
+                            meta[tc, NEXT] = nc
+                        bins[t, sl, TAIL] = nc
+                        tc = nc
+                    f = meta[tc, FILL]
+                    items[tc * CHUNK + f] = v
+                    meta[tc, FILL] = f + 1
+                    bins[t, sl, COUNT] += 1
+                    break
+        if owned:
+            meta[c, NEXT] = free[t, 0]
+            free[t, 0] = c
+    return work
 
 
 @njit(parallel=True, cache=True)
 def _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, delta, cur,
-          K, head, tail, count, items, nxt, fill, free_head, alloc, cap, overflow, dirty,
-          nextbin, work):
+          K, bins, items, meta, free, alloc, cap, overflow, dirty, work):
     for t in prange(nthreads):
-        w = 0
-        while True:
-            k = fetch_add(cursor, 0, 1)
-            if k >= nfr:
-                break
-            c = fr[k]
-            base = c * CHUNK
-            for j in range(fill[c]):
-                w += _relax(t, items[base + j], indptr, indices, weights, dist, done, limit,
-                            delta, cur, K, head, tail, count, items, nxt, fill, free_head,
-                            alloc, cap, overflow, dirty)
-        # bin fusion: finish small local current bins without another fork-join
-        s = cur % K
-        while count[t, s] > 0 and count[t, s] < FUSE_THRESHOLD:
-            h = head[t, s]
-            head[t, s] = -1
-            tail[t, s] = -1
-            count[t, s] = 0
-            while h != -1:
-                base = h * CHUNK
-                for j in range(fill[h]):
-                    w += _relax(t, items[base + j], indptr, indices, weights, dist, done,
-                                limit, delta, cur, K, head, tail, count, items, nxt, fill,
-                                free_head, alloc, cap, overflow, dirty)
-                nh = nxt[h]
-                nxt[h] = free_head[t]
-                free_head[t] = h
-                h = nh
-        best = NONE
-        for k2 in range(K):
-            if count[t, (cur + k2) % K] > 0:
-                best = cur + k2
-                break
-        nextbin[t] = best
-        work[t] += w
+        work[t, 0] += _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done,
+                                   limit, delta, cur, K, bins, items, meta, free, alloc, cap,
+                                   overflow, dirty)
 
 
 @njit(cache=True)
-def _min_bin(count, cur, K):
+def _push_serial(t, v, b, K, bins, items, meta, free, alloc):
+    """Push outside a parallel step (the source, re-filed vertices); the pool has room."""
+    sl = b % K
+    tc = bins[t, sl, TAIL]
+    if tc == -1 or meta[tc, FILL] == CHUNK:
+        nc = free[t, 0]
+        if nc != -1:
+            free[t, 0] = meta[nc, NEXT]
+        else:
+            nc = alloc[0]
+            alloc[0] = nc + 1
+        meta[nc, FILL] = 0
+        meta[nc, NEXT] = -1
+        if tc == -1:
+            bins[t, sl, HEAD] = nc
+        else:
+            meta[tc, NEXT] = nc
+        bins[t, sl, TAIL] = nc
+        tc = nc
+    f = meta[tc, FILL]
+    items[tc * CHUNK + f] = v
+    meta[tc, FILL] = f + 1
+    bins[t, sl, COUNT] += 1
+
+
+@njit(cache=True)
+def _min_bin(bins, cur, K):
     best = NONE
-    for t in range(count.shape[0]):
+    for t in range(bins.shape[0]):
         for k in range(K):
-            if count[t, (cur + k) % K] > 0:
+            if bins[t, (cur + k) % K, COUNT] > 0:
                 if cur + k < best:
                     best = cur + k
                 break
@@ -159,91 +201,116 @@ def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, 
     """Fill ``dist`` (preset to inf) with shortest distances from ``source``.
 
     ``done`` is scratch of length n. ``K`` must be at least
-    ``ceil(max_weight / delta) + 2``. Returns the number of edges relaxed.
+    ``ceil(max_weight / delta) + 2``. Returns ``(edges relaxed, steps, parallel
+    regions)``: steps whose bin holds fewer than ``SERIAL_BELOW`` vertices run
+    on the calling thread alone, since waking the others would cost more.
     """
     n = indptr.size - 1
     cap = n // CHUNK + nthreads * (K + 2) + 64
     items = np.empty(cap * CHUNK, dtype=np.int64)
-    nxt = np.empty(cap, dtype=np.int64)
-    fill = np.zeros(cap, dtype=np.int64)
-    head = np.full((nthreads, K), -1, dtype=np.int64)
-    tail = np.full((nthreads, K), -1, dtype=np.int64)
-    count = np.zeros((nthreads, K), dtype=np.int64)
-    free_head = np.full(nthreads, -1, dtype=np.int64)
+    meta = np.empty((cap, 8), dtype=np.int64)
+    bins = np.empty((nthreads, K, 8), dtype=np.int64)
+    bins[:, :, HEAD] = -1
+    bins[:, :, TAIL] = -1
+    bins[:, :, COUNT] = 0
+    free = np.full((nthreads, 8), -1, dtype=np.int64)
     alloc = np.zeros(1, dtype=np.int64)
     overflow = np.zeros(1, dtype=np.int64)
     dirty = np.zeros(n, dtype=np.uint8)
-    nextbin = np.full(nthreads, NONE, dtype=np.int64)
-    work = np.zeros(nthreads, dtype=np.int64)
-    cursor = np.zeros(1, dtype=np.int64)
+    work = np.zeros((nthreads, 8), dtype=np.int64)
+    cursor = np.zeros(8, dtype=np.int64)
     fr = np.empty(cap, dtype=np.int64)
     for i in range(n):
         done[i] = -np.inf
     dist[source] = 0.0
     cur = np.int64(0)
-    _push(0, source, 0, K, head, tail, count, items, nxt, fill, free_head, alloc, cap,
-          overflow, dirty)
-    nextbin[0] = 0
+    _push_serial(0, source, 0, K, bins, items, meta, free, alloc)
+    steps = 0
+    regions = 0
     while True:
         if overflow[0] != 0:
             # the chunk pool ran out in the last step: grow it and re-file the vertices
             # whose pushes failed (their distances were lowered, so they must be relaxed)
             used = min(alloc[0], cap)
-            newcap = 2 * cap
-            nd_ = 0
+            ndirty = 0
             for v in range(n):
-                nd_ += dirty[v]
-            while newcap - used < nd_ // CHUNK + nthreads * K + 64:
+                ndirty += dirty[v]
+            newcap = 2 * cap
+            while newcap - used < ndirty // CHUNK + nthreads * K + 64:
                 newcap *= 2
             items2 = np.empty(newcap * CHUNK, dtype=np.int64)
             items2[: cap * CHUNK] = items
-            nxt2 = np.empty(newcap, dtype=np.int64)
-            nxt2[:cap] = nxt
-            fill2 = np.zeros(newcap, dtype=np.int64)
-            fill2[:cap] = fill
+            meta2 = np.empty((newcap, 8), dtype=np.int64)
+            meta2[:cap] = meta
             items = items2
-            nxt = nxt2
-            fill = fill2
+            meta = meta2
             alloc[0] = used
             cap = newcap
             fr = np.empty(cap, dtype=np.int64)
-            overflow[0] = 0
             for v in range(n):
                 if dirty[v] != 0:
                     dirty[v] = 0
-                    _push(0, v, _bin_of(dist[v], delta, cur, K), K, head, tail, count, items,
-                          nxt, fill, free_head, alloc, cap, overflow, dirty)
-            nb = _min_bin(count, cur, K)
-        else:
-            nb = NONE
-            for t in range(nthreads):
-                if nextbin[t] < nb:
-                    nb = nextbin[t]
+                    _push_serial(0, v, _bin_of(dist[v], delta, cur, K), K, bins, items, meta,
+                                 free, alloc)
+            overflow[0] = 0
+        nb = _min_bin(bins, cur, K)
         if nb == NONE:
             break
         cur = nb
+        steps += 1
         s = cur % K
         nfr = 0
+        total = 0
         for t in range(nthreads):
-            h = head[t, s]
+            total += bins[t, s, COUNT]
+            h = bins[t, s, HEAD]
             while h != -1:
                 fr[nfr] = h
                 nfr += 1
-                h = nxt[h]
-            head[t, s] = -1
-            tail[t, s] = -1
-            count[t, s] = 0
+                h = meta[h, NEXT]
+            bins[t, s, HEAD] = -1
+            bins[t, s, TAIL] = -1
+            bins[t, s, COUNT] = 0
         cursor[0] = 0
-        _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, delta,
-              cur, K, head, tail, count, items, nxt, fill, free_head, alloc, cap, overflow,
-              dirty, nextbin, work)
+        if nthreads == 1 or total < SERIAL_BELOW:
+            # too little work to pay for waking the other threads
+            work[0, 0] += _thread_work(0, fr, nfr, cursor, indptr, indices, weights, dist,
+                                       done, limit, delta, cur, K, bins, items, meta, free,
+                                       alloc, cap, overflow, dirty)
+        else:
+            _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit,
+                  delta, cur, K, bins, items, meta, free, alloc, cap, overflow, dirty, work)
+            regions += 1
         # hand the frontier's chunks back, spread over the threads' free lists
         for k in range(nfr):
             c = fr[k]
             t = k % nthreads
-            nxt[c] = free_head[t]
-            free_head[t] = c
-    return work.sum()
+            meta[c, NEXT] = free[t, 0]
+            free[t, 0] = c
+    return work[:, 0].sum(), steps, regions
+
+
+@njit(parallel=True, cache=True)
+def weight_stats(weights):
+    """Return ``(largest finite weight, smallest positive weight)``; 0 and inf when none."""
+    nt = 64
+    size = weights.size
+    hi = np.zeros(nt)
+    lo = np.full(nt, np.inf)
+    for t in prange(nt):
+        a = size * t // nt
+        b = size * (t + 1) // nt
+        h = 0.0
+        m = np.inf
+        for i in range(a, b):
+            w = weights[i]
+            if w < np.inf and w > h:
+                h = w
+            if w > 0 and w < m:
+                m = w
+        hi[t] = h
+        lo[t] = m
+    return hi.max(), lo.min()
 
 
 # --------------------------------------------------------------------------- Dijkstra
@@ -333,7 +400,12 @@ def _strict_preds(indptr, indices, weights, dist, source, pred, none):
             v = indices[e]
             dv = dist[v]
             if du < dv and du + weights[e] == dv and v != source:
-                atomic_min_i64(pred, v, u)
+                old = pred[v]
+                while u < old:  # atomic min, written out (no helper call per edge)
+                    seen = cas(pred, v, old, u)
+                    if seen == old:
+                        break
+                    old = seen
     for v in prange(n):
         if pred[v] == none:
             pred[v] = -1

@@ -17,6 +17,7 @@ from scipy.sparse.csgraph import dijkstra
 
 import graphpar
 from graphpar import Graph, sssp, verify_sssp
+from graphpar.threads import max_threads
 
 # weights that make float sums round: ties, absorption (1e16 + 1 == 1e16), tiny values
 REAL_WEIGHTS = [0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1e-17, 3.5, 1e16, 2.0**-30]
@@ -376,7 +377,7 @@ def _mins(a, vals):
 
 
 def test_atomics_exact_under_contention():
-    graphpar.set_threads(graphpar.threads.max_threads())
+    graphpar.set_threads(max_threads())
     for dtype in (np.int64, np.int32, np.float64):
         a = np.zeros(1, dtype=dtype)
         _cas_count(a, 300_000)

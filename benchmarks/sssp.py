@@ -1,0 +1,130 @@
+"""graphpar.sssp against scipy.sparse.csgraph.dijkstra, in one process, same sources.
+
+Graphs: Graph500 Kronecker scale 20 (undirected, integer weights 1..255) and a
+1000 x 1000 grid road graph (1 million vertices, integer weights 1..255). For
+each graph and thread count (1 and 2), every repeat times graphpar and scipy
+back to back on the same source; the script prints the medians and the ratio
+scipy / graphpar (above 1: graphpar is faster). Then it measures start-up: a
+fresh process with an empty ``NUMBA_CACHE_DIR`` (cold: compiles) and a second
+one on that cache (cached): time from launching the process to the first
+result, and the part spent loading/compiling the kernels.
+
+Usage::
+
+    python benchmarks/sssp.py [--repeat 5] [--scale 20] [--rows 1000] [--skip-startup]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import fmt_ratio  # noqa: E402
+
+_CHILD = r"""
+import time
+t0 = time.perf_counter()
+import numpy as np
+import graphpar
+from graphpar import generate
+g = generate.grid_road(30, seed=1)
+t1 = time.perf_counter()
+d = graphpar.sssp(g, 0)
+t2 = time.perf_counter()
+print(f"{t1 - t0} {t2 - t1} {d[-1]}")
+"""
+
+
+def _sources(g, k, seed=0):
+    deg = np.diff(g.indptr)
+    cand = np.flatnonzero(deg > 0)
+    return np.random.default_rng(seed).choice(cand, size=k, replace=False)
+
+
+def bench_graph(name, g, repeat, threads_list):
+    from scipy.sparse.csgraph import dijkstra
+
+    import graphpar
+
+    A = g.to_scipy()
+    sources = _sources(g, repeat)
+    print(f"\n{name}: {g.n} vertices, {g.nnz} stored edges, sources {list(map(int, sources))}")
+    graphpar.sssp(g, int(sources[0]))  # load the kernels
+    rows = []
+    for threads in threads_list:
+        ours, ref = [], []
+        for s in sources:
+            s = int(s)
+            t0 = time.perf_counter()
+            d = graphpar.sssp(g, s, threads=threads)
+            ours.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            r = dijkstra(A, indices=s)
+            ref.append(time.perf_counter() - t0)
+            if not np.array_equal(d, r):
+                raise SystemExit(f"MISMATCH with scipy on {name} from source {s}")
+        mo, mr = statistics.median(ours), statistics.median(ref)
+        reached = int(np.isfinite(d).sum())
+        rows.append((threads, mo, mr))
+        print(
+            f"  threads {threads}: graphpar {mo * 1e3:8.1f} ms   scipy {mr * 1e3:8.1f} ms   "
+            f"speed-up {fmt_ratio(mr, mo):>7}   (median of {len(sources)}; reached {reached}; "
+            f"graphpar runs {', '.join(f'{x * 1e3:.0f}' for x in ours)} ms)"
+        )
+    return rows
+
+
+def startup():
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as cache:
+        env["NUMBA_CACHE_DIR"] = cache
+        out = []
+        for label in ("cold", "cached", "cached"):
+            t0 = time.perf_counter()
+            res = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                                 text=True, timeout=900, check=True)
+            total = time.perf_counter() - t0
+            imp, first, _ = res.stdout.split()
+            out.append((label, total, float(imp), float(first)))
+            print(f"  {label:6}: process start to first result {total:6.2f} s; imports and "
+                  f"tiny graph {float(imp):5.2f} s; first sssp call (kernel load"
+                  f"{' + compile' if label == 'cold' else ''}) {float(first):6.3f} s")
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--rows", type=int, default=1000)
+    p.add_argument("--skip-startup", action="store_true")
+    args = p.parse_args(argv)
+    import graphpar
+    from graphpar import generate
+    from graphpar.threads import max_threads
+
+    threads_list = [t for t in (1, 2) if t <= max_threads()]
+    print(f"graphpar {graphpar.__version__}: SSSP benchmark, scipy dijkstra as the reference")
+    t0 = time.perf_counter()
+    kron = generate.kronecker(args.scale, seed=0)
+    print(f"(generated Kronecker scale {args.scale} in {time.perf_counter() - t0:.1f} s)")
+    bench_graph(f"Kronecker scale {args.scale}", kron, args.repeat, threads_list)
+    del kron
+    grid = generate.grid_road(args.rows, seed=0)
+    bench_graph(f"grid road {args.rows} x {args.rows}", grid, args.repeat, threads_list)
+    if not args.skip_startup:
+        print("\nstart-up (fresh process, tiny graph):")
+        startup()
+
+
+if __name__ == "__main__":
+    main()
