@@ -1,0 +1,144 @@
+"""``graphpar sssp`` through a subprocess, and its report and demo helpers in-process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import graphpar_cmd
+from scipy.sparse.csgraph import dijkstra
+
+import graphpar
+from graphpar.cli.sssp import demo, parse_generate, print_report
+
+TIMEOUT = 300
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run(
+        graphpar_cmd() + ["sssp", *map(str, args)],
+        capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd,
+    )
+
+
+def test_rome_verify_json_and_output(rome_path, tmp_path):
+    out = tmp_path / "d.npy"
+    res = run_cli(rome_path, "--source", 7, "--verify", "--json", "--output", out,
+                  "--threads", 2)
+    assert res.returncode == 0, res.stderr
+    stats = json.loads(res.stdout)
+    g = graphpar.read_graph(rome_path)
+    ref = dijkstra(g.to_scipy(), indices=7)
+    np.testing.assert_array_equal(np.load(out), ref)
+    assert stats["verified"] is True
+    assert stats["reached"] == int(np.isfinite(ref).sum())
+    assert stats["max_distance"] == float(ref[np.isfinite(ref)].max())
+    assert stats["vertices"] == g.n and stats["source"] == 7 and stats["threads"] == 2
+    assert stats["time_s"] > 0 and stats["mteps"] > 0
+
+
+def test_generated_undirected_text_report(tmp_path):
+    out = tmp_path / "d.npy"
+    res = run_cli("--generate", "grid:20:15", "--seed", 4, "--source", 3, "--undirected",
+                  "--output", out, "--delta", 50)
+    assert res.returncode == 0, res.stderr
+    g = graphpar.generate.grid_road(20, 15, seed=4)
+    ref = dijkstra(g.to_scipy(), indices=3, directed=False)
+    np.testing.assert_array_equal(np.load(out), ref)
+    lines = dict(line.split(":", 1) for line in res.stdout.strip().splitlines())
+    assert int(lines["reached"]) == 300
+    assert float(lines["max_distance"]) == ref.max()
+    assert float(lines["delta"]) == 50.0
+    for key in ("time_s", "mteps", "vertices", "edges"):
+        assert key in lines
+
+
+def test_limit_flag(tmp_path):
+    out = tmp_path / "d.npy"
+    res = run_cli("--generate", "kron:8", "--source", 1, "--limit", 200, "--output", out,
+                  "--verify")
+    assert res.returncode == 0, res.stderr
+    g = graphpar.generate.kronecker(8, seed=0)
+    np.testing.assert_array_equal(np.load(out), dijkstra(g.to_scipy(), indices=1, limit=200))
+
+
+def _one_error_line(res, *fragments):
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    for frag in fragments:
+        assert frag in lines[0], lines[0]
+
+
+def test_bad_inputs_give_one_error_line(tmp_path):
+    _one_error_line(run_cli(tmp_path / "missing.gr"), "missing.gr")
+    bad = tmp_path / "bad.gr"
+    bad.write_text("p sp 3 2\na 1 2 5\na 2 x 1\n")
+    _one_error_line(run_cli(bad), "bad.gr", "line 3")
+    neg = tmp_path / "neg.gr"
+    neg.write_text("p sp 3 2\na 1 2 5\na 2 3 -1\n")
+    _one_error_line(run_cli(neg), "negative edge weight", "(1, 2, -1.0)")
+    good = tmp_path / "good.gr"
+    good.write_text("p sp 3 2\na 1 2 5\na 2 3 1\n")
+    _one_error_line(run_cli(good, "--source", 3), "--source = 3 is out of range")
+    _one_error_line(run_cli(good, "--delta", 0), "delta must be a positive finite number")
+    _one_error_line(run_cli("--generate", "kron:x"), "--generate must be")
+    _one_error_line(run_cli(), "give a GRAPH_FILE or --generate")
+    _one_error_line(run_cli(good, "--source", "abc"), "invalid int value")
+
+
+def test_verify_fails_with_status_1(tmp_path, monkeypatch):
+    # a deliberately broken kernel result must make --verify exit with status 1
+    from graphpar import shortest_paths
+    from graphpar.cli import sssp as cli
+
+    real = shortest_paths._solve
+
+    def broken(*a, **k):
+        dist, pred = real(*a, **k)
+        dist[0, -1] += 1.0
+        return dist, pred
+
+    monkeypatch.setattr(shortest_paths, "_solve", broken)
+    args = cli_args(generate="grid:6", verify=True, json=True)
+    assert cli.run(args) == 1
+    monkeypatch.setattr(shortest_paths, "_solve", real)
+    assert cli.run(args) == 0
+
+
+def cli_args(**kw):
+    base = dict(graph_file=None, generate=None, seed=0, format=None, source=0, delta=None,
+                limit=None, undirected=False, threads=None, output=None, verify=False,
+                json=False)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def test_print_report_prints_every_key(capsys):
+    stats = {"reached": 5, "time_s": 0.5, "ranks": 4, "rounds": 17, "bytes_exchanged": 1024,
+             "max_distance": np.float64(3.5)}
+    print_report(stats, as_json=True)
+    assert json.loads(capsys.readouterr().out) == {**stats, "max_distance": 3.5}
+    print_report(stats, as_json=False)
+    text = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in text] == list(stats)
+    assert text[2].split() == ["ranks:", "4"]
+
+
+def test_parse_generate():
+    assert parse_generate("kron:12") == ("kron", 12, None)
+    assert parse_generate("uniform:100:400") == ("uniform", 100, 400)
+    assert parse_generate("road:30") == ("grid", 30, None)
+    with pytest.raises(ValueError, match="got 'grid'"):
+        parse_generate("grid")
+
+
+def test_demo_step_verifies(capsys):
+    assert demo(argparse.Namespace(scale=9, seed=2)) is True
+    out = capsys.readouterr().out
+    assert "Kronecker scale 9" in out
+    assert out.count("verified against Dijkstra") == 4
