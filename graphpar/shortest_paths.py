@@ -22,21 +22,26 @@ __all__ = ["sssp", "verify_sssp", "default_delta", "MAX_BINS"]
 
 PRED_NONE = -9999
 #: Most circular bins a search uses; a smaller ``delta`` is raised to ``max_weight / MAX_BINS``.
-MAX_BINS = 1 << 16
+MAX_BINS = 1 << 12
 _METHODS = ("delta-stepping", "dijkstra")
 
 
 def default_delta(graph: Graph) -> float:
     """Return the bucket width :func:`sssp` uses when ``delta=None``.
 
-    The rule: ``delta = 2 * max_weight / mean_out_degree`` over the finite
-    weights, at least the smallest positive weight and never above
-    ``max_weight``; ``1.0`` when every weight is zero, infinite, or there are no
-    edges. With ``w_max / degree`` a vertex's lightest edges land in its own
-    bucket about once per vertex (Meyer and Sanders' ``Theta(1/d)`` for
-    random weights), the factor 2 trades a few re-relaxations for fewer
-    steps. For Graph500 Kronecker graphs (weights 1..255, mean degree about
-    30) this gives about 17; for a 4-neighbour grid road graph about 128.
+    The rule: ``delta = 2 * max_weight / mean_out_degree`` (the largest finite
+    weight; mean degree at least 1), never above ``max_weight``; ``1.0`` when
+    every weight is zero or infinite, or there are no edges. With
+    ``max_weight / degree`` about one of a vertex's edges lands in its own
+    bucket (Meyer and Sanders' ``Theta(1/d)`` for random weights); the factor
+    2 trades a few re-relaxations for fewer steps. Measured on these 2 cores
+    (one thread, median of 3 sources, speed-up over scipy's dijkstra in the
+    same run, on a busy machine): Graph500 Kronecker scale 20 (weights
+    1..255, mean degree 30; the rule gives 17): 2.6x at delta 4, 2.0x at 8,
+    2.65x at 17, 2.3x at 32, 2.1x at 64 (1.01 to 1.15 relaxations per
+    edge); the 1000 x 1000 grid road graph (mean degree 4; the rule gives
+    128): 2.2x at 128 and 256, 2.3x at 512, 2.0x at 1024, 1.8x at 2048
+    (1.03 to 1.9 relaxations per edge). Any delta gives the same distances.
 
     Examples
     --------
@@ -47,11 +52,20 @@ def default_delta(graph: Graph) -> float:
     """
     if graph.n == 0 or graph.nnz == 0:
         return 1.0
-    wmax, wmin = _k.weight_stats(graph.weights)
+    wmax = _max_finite_weight(graph.weights)
     if wmax <= 0:
         return 1.0
-    delta = 2.0 * wmax / max(graph.nnz / graph.n, 1.0)
-    return float(min(max(delta, wmin), wmax))
+    return float(min(2.0 * wmax / max(graph.nnz / graph.n, 1.0), wmax))
+
+
+def _max_finite_weight(w: np.ndarray) -> float:
+    if w.size == 0:
+        return 0.0
+    top = float(w.max())
+    if np.isfinite(top):
+        return top
+    fin = w[np.isfinite(w)]  # infinite weights are edges that never relax anything
+    return float(fin.max()) if fin.size else 0.0
 
 
 def _check_limit(limit) -> float:
@@ -86,7 +100,7 @@ def _plan(g: Graph, delta: float | None) -> tuple[float, int]:
     """Effective delta and number of circular bins."""
     if delta is None:
         delta = default_delta(g)
-    wmax = float(_k.weight_stats(g.weights)[0]) if g.nnz else 0.0
+    wmax = _max_finite_weight(g.weights)
     delta = max(delta, wmax / MAX_BINS)
     nbins = int(math.ceil(wmax / delta)) + 3
     return delta, nbins
@@ -136,7 +150,7 @@ def sssp(
     delta : float, optional
         Bucket width. Any positive value gives the same distances; it only
         changes the speed. Default: :func:`default_delta`. Values below
-        ``max_weight / 65536`` are raised to that bound.
+        ``max_weight / 4096`` are raised to that bound.
     return_predecessors : bool, default False
         Also return the shortest-path tree.
     limit : float, default inf

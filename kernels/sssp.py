@@ -31,7 +31,7 @@ from numba import njit, prange
 
 CHUNK = 64
 FUSE_THRESHOLD = 1000
-SERIAL_BELOW = 256
+SERIAL_BELOW = 2048
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
 
@@ -288,29 +288,6 @@ def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, 
             meta[c, NEXT] = free[t, 0]
             free[t, 0] = c
     return work[:, 0].sum(), steps, regions
-
-
-@njit(parallel=True, cache=True)
-def weight_stats(weights):
-    """Return ``(largest finite weight, smallest positive weight)``; 0 and inf when none."""
-    nt = 64
-    size = weights.size
-    hi = np.zeros(nt)
-    lo = np.full(nt, np.inf)
-    for t in prange(nt):
-        a = size * t // nt
-        b = size * (t + 1) // nt
-        h = 0.0
-        m = np.inf
-        for i in range(a, b):
-            w = weights[i]
-            if w < np.inf and w > h:
-                h = w
-            if w > 0 and w < m:
-                m = w
-        hi[t] = h
-        lo[t] = m
-    return hi.max(), lo.min()
 
 
 # --------------------------------------------------------------------------- Dijkstra
