@@ -202,8 +202,9 @@ def relax_light_local(
     return npend, ndirty, nsettled
 
 
-# Below this many frontier vertices a pass runs serially: a fork-join costs more.
-PAR_MIN = 512
+# Below this many frontier vertices a pass runs serially: a fork-join costs more, and
+# on a loaded machine far more (a thread not scheduled holds up the whole pass).
+PAR_MIN = 16384
 
 
 @njit(parallel=True, cache=True)
@@ -293,6 +294,14 @@ def relax_heavy_par(settled, nsettled, indptr, lidx, weights, dist, done, ln, de
                     limit, nxt, in_next, pend, npend, in_pend, dirty, ndirty, in_dirty,
                     in_settled, chunks):
     """Thread-parallel heavy phase (no predecessors). Returns ``(npend, ndirty)``."""
+    if nsettled < PAR_MIN:
+        dummy_pred = np.empty(0, dtype=np.int64)
+        _, npend, ndirty, _ = relax(
+            settled, nsettled, indptr, lidx, weights, dist, dummy_pred, done, 0, ln, delta,
+            bucket, False, limit, nxt, 0, in_next, pend, npend, in_pend, dirty, ndirty,
+            in_dirty, settled, nsettled, in_settled, False,
+        )
+        return npend, ndirty
     cnt = np.zeros(4, dtype=np.int64)
     cnt[1] = npend
     cnt[2] = ndirty

@@ -81,6 +81,7 @@ class DistGraph:
         self.gnnz = int(comm.allreduce(self.lnnz)) if gnnz is None else int(gnnz)
         self._sym = None
         self._ghosts = None
+        self.workspace = {}  # scratch arrays that algorithms reuse between calls
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

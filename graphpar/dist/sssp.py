@@ -145,10 +145,9 @@ def choose_delta(dg: DistGraph) -> float:
     17.0
     """
     comm = dg.comm
-    w = dg.weights
-    w = w[np.isfinite(w) & (w > 0)]
-    wmax = comm.allreduce(float(w.max()) if w.size else -np.inf, op=MPI.MAX)
-    wmin = comm.allreduce(float(w.min()) if w.size else np.inf, op=MPI.MIN)
+    _, lmin, lmax = _weight_summary(dg)
+    wmax = comm.allreduce(lmax, op=MPI.MAX)
+    wmin = comm.allreduce(lmin, op=MPI.MIN)
     if not np.isfinite(wmax) or dg.gn == 0:
         return 1.0
     delta = 2.0 * wmax / max(dg.gnnz / dg.gn, 1.0)
@@ -223,17 +222,31 @@ def _check_args(dg, source, delta, limit) -> int:
     return s % dg.gn
 
 
+def _weight_summary(dg) -> tuple[str | None, float, float]:
+    """(message about the first bad weight or None, smallest and largest finite positive
+    weight) of this rank's edges, computed once per graph: the weights never change."""
+    cached = dg.workspace.get("weights")
+    if cached is None:
+        w = dg.weights
+        msg = None
+        bad = np.isnan(w) | (w < 0)
+        if bad.any():
+            k = int(np.argmax(bad))
+            u = dg.lo + int(np.searchsorted(dg.indptr, k, side="right") - 1)
+            kind = "NaN" if np.isnan(w[k]) else "negative"
+            msg = (f"graph has a {kind} edge weight: edge ({u}, {int(dg.indices[k])}, "
+                   f"{float(w[k])}); this method needs weights >= 0")
+        pos = w[np.isfinite(w) & (w > 0)]
+        wmin = float(pos.min()) if pos.size else np.inf
+        wmax = float(pos.max()) if pos.size else -np.inf
+        cached = dg.workspace["weights"] = (msg, wmin, wmax)
+    return cached
+
+
 def _check_weights(dg) -> None:
-    w = dg.weights
-    bad = np.isnan(w) | (w < 0)
-    if bad.any():
-        k = int(np.argmax(bad))
-        u = dg.lo + int(np.searchsorted(dg.indptr, k, side="right") - 1)
-        kind = "NaN" if np.isnan(w[k]) else "negative"
-        raise ValueError(
-            f"graph has a {kind} edge weight: edge ({u}, {int(dg.indices[k])}, {float(w[k])}); "
-            "this method needs weights >= 0"
-        )
+    msg = _weight_summary(dg)[0]
+    if msg is not None:
+        raise ValueError(msg)
 
 
 YIELD = os.environ.get("GRAPHPAR_MPI_YIELD", "0") == "1"
@@ -251,6 +264,37 @@ def _wait(req) -> None:
         os.sched_yield()
 
 
+def _workspace(dg: DistGraph, ln: int, ng: int, words: int) -> dict:
+    """Scratch arrays for one rank, kept on ``dg`` and reused by later calls.
+
+    Allocating (and first touching) a dozen vertex-sized arrays per search costs
+    as much as a small search. The membership flags end every search at zero;
+    after a search that did not finish they are zeroed again here.
+    """
+    ws = dg.workspace.get("sssp")
+    if ws is None or ws["ln"] != ln or ws["ng"] != ng:
+        iv = np.int64
+        ws = {
+            "ln": ln, "ng": ng, "clean": True,
+            "dist": np.empty(ln + ng), "pred": np.empty(ln + ng, dtype=iv),
+            "done": np.empty(ln),
+            "frontier": np.empty(ln, dtype=iv), "nxt": np.empty(ln, dtype=iv),
+            "pend": np.empty(ln, dtype=iv), "settled": np.empty(ln, dtype=iv),
+            "dirty": np.empty(ng, dtype=iv),
+            "in_next": np.zeros(ln, dtype=np.int32), "in_pend": np.zeros(ln, dtype=np.int32),
+            "in_settled": np.zeros(ln, dtype=np.int32),
+            "in_dirty": np.zeros(ng, dtype=np.int32),
+            "sendbuf": np.empty(3 * ng, dtype=iv),
+            "recvbuf": np.empty(max(3 * 1024, 3 * ln), dtype=iv),
+        }
+        dg.workspace["sssp"] = ws
+    if not ws["clean"]:
+        for k in ("in_next", "in_pend", "in_settled", "in_dirty"):
+            ws[k].fill(0)
+    ws["clean"] = False
+    return ws
+
+
 def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit: float):
     comm = dg.comm
     nranks = comm.Get_size()
@@ -259,20 +303,17 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     ng = ghost_global.size
     words = 3 if with_pred else 2
 
-    dist = np.full(ln + ng, np.inf)
-    pred = np.full(ln + ng, NO_PRED, dtype=np.int64)
-    done = np.full(ln, np.inf)
-    iv = np.int64
-    frontier = np.empty(ln, dtype=iv)
-    nxt = np.empty(ln, dtype=iv)
-    in_next = np.zeros(ln, dtype=np.int32)
-    pend = np.empty(ln, dtype=iv)
-    in_pend = np.zeros(ln, dtype=np.int32)
-    settled = np.empty(ln, dtype=iv)
-    in_settled = np.zeros(ln, dtype=np.int32)
-    dirty = np.empty(ng, dtype=iv)
-    in_dirty = np.zeros(ng, dtype=np.int32)
-    sendbuf = np.empty(words * ng, dtype=np.int64)
+    ws = _workspace(dg, ln, ng, words)
+    dist, pred, done = ws["dist"], ws["pred"], ws["done"]
+    frontier, nxt, pend, settled, dirty = (ws[k] for k in ("frontier", "nxt", "pend",
+                                                            "settled", "dirty"))
+    in_next, in_pend, in_settled, in_dirty = (ws[k] for k in ("in_next", "in_pend",
+                                                              "in_settled", "in_dirty"))
+    sendbuf = ws["sendbuf"]
+    dist.fill(np.inf)
+    done.fill(np.inf)
+    if with_pred:
+        pred.fill(NO_PRED)
     sendcounts = np.zeros(nranks, dtype=np.int64)
     header_send = np.zeros((nranks, 4), dtype=np.int64)
     header_recv = np.zeros((nranks, 4), dtype=np.int64)
@@ -289,9 +330,9 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     stats = np.zeros(3, dtype=np.int64)  # rounds, buckets, bytes sent
     not_mine = np.ones(nranks, dtype=bool)
     not_mine[comm.Get_rank()] = False
-    state = {"recvbuf": np.empty(max(words * 1024, words * ln), dtype=np.int64)}
+    state = ws
 
-    def exchange(ndirty, npend, bucket):
+    def exchange(ndirty, npend, bucket, end_of_bucket):
         """Send the dirty ghosts' requests and apply what arrives, in one round.
 
         Returns ``(nf, npend, more, next_bucket)``: new frontier vertices (in
@@ -301,7 +342,9 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
         nw, minb_out = _k.pack_requests(dirty, ndirty, in_dirty, ghost_owner, ghost_global,
                                         dist, pred, ln, nranks, with_pred, delta,
                                         sendcounts, sendbuf)
-        npend, minb_pend = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
+        minb_pend = _k.NO_BUCKET  # only the exchange that ends a bucket picks the next
+        if end_of_bucket:
+            npend, minb_pend = _k.pending_min_bucket(pend, npend, in_pend, dist, done, delta)
         # the header carries what an Allreduce would: work for this bucket, the
         # smallest bucket known, and whether any data follows at all
         header_send[:, 0] = sendcounts
@@ -348,7 +391,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
                 bucket, limit, nxt, in_next, pend, npend, in_pend, dirty, 0, in_dirty,
                 settled, nsettled, in_settled,
             )
-        nf, npend, more, _ = exchange(ndirty, npend, bucket)
+        nf, npend, more, _ = exchange(ndirty, npend, bucket, False)
         new_bucket = False
         if more:
             continue  # light requests into this bucket crossed between ranks
@@ -367,7 +410,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
             )
         _k.clear_flags(settled, nsettled, in_settled)
         nsettled = 0
-        nf, npend, more, next_bucket = exchange(ndirty, npend, bucket)
+        nf, npend, more, next_bucket = exchange(ndirty, npend, bucket, True)
         if more:
             continue  # rounding put a heavy request into this bucket: go on with it
         bucket = next_bucket
@@ -376,6 +419,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
             break
 
     rounds, buckets, bytes_sent = (int(x) for x in stats)
+    ws["clean"] = True  # every flag is back to 0
     out_pred = pred[:ln].copy() if with_pred else None
     return DistSSSPResult(dist[:ln].copy(), out_pred, dg.partition, comm, rounds, buckets,
                           bytes_sent, delta)
