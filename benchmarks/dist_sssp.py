@@ -12,7 +12,10 @@ the same sources (vertices with at least one edge), runs SSSP once to warm up
 and then ``--runs`` times, and reports the median time, the rounds
 (bulk-synchronous exchanges), the buckets and the bytes each rank sent. The
 driver prints per configuration the median over repetitions and the speed-up
-over 1 rank x 1 thread (``ratio`` > 1 means faster), plus the serial
+over 1 rank x 1 thread (``vs 1x1`` > 1 means faster), the CPU time of the
+busiest rank (``cpu_s``: process time, spinning in MPI included; on a loaded
+machine it shows the work where wall time shows the waiting), the 1-minute
+load average when the job ran, plus the serial
 shared-memory ``graphpar.sssp`` and scipy's Dijkstra on the same graph and
 sources for reference when the graph fits (``--reference``).
 """
@@ -59,29 +62,76 @@ def worker(args) -> None:
     t0 = time.perf_counter()
     sssp(dg, sources[0])  # compile / caches (ghost relabelling, rows by weight)
     warm_time = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    times, rounds, buckets, sent, reached = [], [], [], [], []
+    times, cpus, rounds, buckets, sent, reached, work = [], [], [], [], [], [], []
+    load = os.getloadavg()[0]
     for s in sources:
         comm.Barrier()
         t0 = time.perf_counter()
+        c0 = time.process_time()
         res = sssp(dg, s)
+        cpus.append(comm.allreduce(time.process_time() - c0, op=MPI.MAX))
         times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
         rounds.append(res.rounds)
         buckets.append(res.buckets)
         sent.append(comm.allgather(res.bytes_sent))
-        reached.append(comm.allreduce(int(np.isfinite(res.dist).sum())))
+        fin = np.isfinite(res.dist)
+        reached.append(comm.allreduce(int(fin.sum())))
+        work.append(comm.allgather(int(deg[fin].sum())))
     out = {
         "graph": args.graph, "ranks": comm.Get_size(), "threads": threads,
         "gn": dg.gn, "gnnz": dg.gnnz, "gen_s": gen_time, "first_run_s": warm_time,
         "times": times, "median_s": statistics.median(times),
+        "cpu_s": statistics.median(cpus), "load": load,
         "rounds": int(statistics.median(rounds)), "buckets": int(statistics.median(buckets)),
         "bytes_per_rank": [int(statistics.median(b[r] for b in sent))
                            for r in range(comm.Get_size())],
         "reached": reached, "sources": sources, "delta": res.delta,
+        "edges_per_rank": [int(statistics.median(x[r] for x in work))
+                           for r in range(comm.Get_size())],
     }
     if args.reference and comm.Get_size() == 1:
         out.update(_reference(dg, sources))
     if comm.Get_rank() == 0:
         print("RESULT " + json.dumps(out), flush=True)
+
+
+def comm_worker(args) -> None:
+    """Measure one SSSP round (header Alltoall + small Alltoallv) and Alltoallv bandwidth."""
+    import numpy as np
+    from mpi4py import MPI
+
+    from graphpar.dist.comm import get_comm
+    from graphpar.dist.exchange import ialltoallv
+    from graphpar.dist.sssp import _wait
+
+    comm = get_comm()
+    p = comm.Get_size()
+    hs, hr = np.zeros((p, 4), np.int64), np.zeros((p, 4), np.int64)
+    counts = np.full(p, 2, np.int64)
+    send, recv = np.zeros(2 * p, np.int64), np.zeros(2 * p, np.int64)
+    lat = []
+    for rep in range(7):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        for _ in range(200):
+            _wait(comm.Ialltoall(hs, hr))
+            _wait(ialltoallv(send, counts, counts, comm, recv))
+        if rep:
+            lat.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX) / 200)
+    words = (8 << 20) // 8 // p  # 8 MiB sent per rank
+    counts = np.full(p, words, np.int64)
+    send, recv = np.zeros(words * p, np.int64), np.zeros(words * p, np.int64)
+    bw = []
+    for rep in range(6):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        _wait(ialltoallv(send, counts, counts, comm, recv))
+        if rep:
+            dt = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+            bw.append(8 * words * (p - 1) / dt)
+    if comm.Get_rank() == 0:
+        print("RESULT " + json.dumps({"round_s": statistics.median(lat),
+                                      "bytes_per_s": statistics.median(bw), "ranks": p}))
 
 
 def _reference(dg, sources) -> dict:
@@ -115,10 +165,13 @@ def _reference(dg, sources) -> dict:
 def launch(graph, ranks, threads, args) -> dict:
     exe = Path(sys.executable).parent / "mpiexec"
     env = dict(os.environ, GRAPHPAR_NUM_THREADS=str(threads))
-    cmd = [str(exe if exe.exists() else "mpiexec"), "-n", str(ranks), sys.executable,
-           __file__, "--worker", "--graph", graph, "--threads", str(threads),
-           "--runs", str(args.runs), "--seed", str(args.seed)]
-    if args.reference and ranks == 1 and threads == 1:
+    cmd = [str(exe if exe.exists() else "mpiexec"), "-n", str(ranks), sys.executable, __file__]
+    if graph == "comm":
+        cmd.append("--comm-worker")
+    else:
+        cmd += ["--worker", "--graph", graph, "--threads", str(threads), "--runs",
+                str(args.runs), "--seed", str(args.seed)]
+    if args.reference and ranks == 1 and threads == 1 and graph != "comm":
         cmd.append("--reference")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
     if proc.returncode != 0:
@@ -138,12 +191,20 @@ def main(argv=None) -> None:
     p.add_argument("--no-reference", dest="reference", action="store_false")
     p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--comm-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--graph", help=argparse.SUPPRESS)
     p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         worker(args)
         return
+    if args.comm_worker:
+        comm_worker(args)
+        return
+    c = launch("comm", 2, 1, args)
+    print(f"2 ranks x 1 thread, one round (header Alltoall + small Alltoallv): "
+          f"{c['round_s'] * 1e6:.1f} us; Alltoallv of 8 MiB per rank: "
+          f"{c['bytes_per_s'] / 1e9:.2f} GB/s per rank")
     graphs = [f"kron:{args.scale}", f"grid:{args.grid}"]
     for graph in graphs:
         results = {c: [] for c in CONFIGS}
@@ -154,15 +215,19 @@ def main(argv=None) -> None:
         first = results[(1, 1)][0]
         print(f"\n{graph}: {first['gn']} vertices, {first['gnnz']} stored edges, "
               f"delta {first['delta']:.3g}, {args.runs} sources, median of {args.reps} jobs")
-        print(f"{'config':>16} {'time_s':>9} {'vs 1x1':>7} {'rounds':>7} {'buckets':>8} "
-              f"{'bytes sent per rank':>24} {'gen_s':>7}")
+        print(f"{'config':>16} {'time_s':>9} {'vs 1x1':>7} {'cpu_s':>7} {'rounds':>7} "
+              f"{'buckets':>8} {'bytes sent per rank':>24} {'gen_s':>7} {'load':>5}  "
+              "edges scanned per rank")
         for (ranks, threads), rs in results.items():
             med = statistics.median(r["median_s"] for r in rs)
             per_rank = rs[0]["bytes_per_rank"]
-            print(f"{f'{ranks} rank x {threads} thr':>16} {med:9.3f} {base / med:6.2f}x "
-                  f"{rs[0]['rounds']:7d} {rs[0]['buckets']:8d} "
+            cpu = statistics.median(r["cpu_s"] for r in rs)
+            load = statistics.median(r["load"] for r in rs)
+            print(f"{f'{ranks} rank x {threads} thr':>16} {med:9.4f} {base / med:6.2f}x "
+                  f"{cpu:7.3f} {rs[0]['rounds']:7d} {rs[0]['buckets']:8d} "
                   f"{'/'.join(str(b) for b in per_rank):>24} "
-                  f"{statistics.median(r['gen_s'] for r in rs):7.2f}")
+                  f"{statistics.median(r['gen_s'] for r in rs):7.2f} {load:5.1f}  "
+                  f"{'/'.join(str(e) for e in rs[0]['edges_per_rank'])}")
         refs = [r for r in results[(1, 1)] if "scipy_s" in r]
         if refs:
             sc = statistics.median(r["scipy_s"] for r in refs)
