@@ -9,7 +9,9 @@ arrays are X (N x p float64), time (float64) and event (bool).
 Each case prints the whole fit (median of the repeats), the time of one
 likelihood + gradient + Hessian evaluation ("per iteration"), the Newton
 iterations, the peak memory of the fit above the process's size before it, and
-its ratio to the input arrays' size. Ratios "x" are NumPy's time over ours.
+its ratio to the input arrays' size. Ratios "x" are NumPy's time over ours;
+"cpu s" is the fit's CPU time summed over threads (less sensitive than wall time
+to other load on a shared machine).
 
 Usage::
 
@@ -137,10 +139,13 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
         _reset_peak()
         base = _status("VmRSS")
         fits = []
+        cpus = []
         for _ in range(repeat):
             t0 = time.perf_counter()
+            c0 = time.process_time()
             m = CoxPH(ties=ties).fit(X, t, e)
             fits.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         out["peak_mb"] = _status("VmHWM") - base
         del m
         prob = SortedCox(X, t, e.view(np.uint8), None, 1, None, None, ties)
@@ -151,17 +156,22 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
             evals.append(time.perf_counter() - t0)
         m = CoxPH(ties=ties).fit(X, t, e)
         out.update(fit_s=statistics.median(fits), fits=fits, iter_s=statistics.median(evals),
+                   cpu_s=statistics.median(cpus),
                    iters=m.n_iter_, coef_err=float(np.max(np.abs(m.coef_ - TRUE_BETA))))
     elif method == "numpy":
         os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
         _reset_peak()
         base = _status("VmRSS")
         fits = []
+        cpus = []
         for _ in range(repeat):
             t0 = time.perf_counter()
+            c0 = time.process_time()
             beta, iters, per = numpy_breslow_fit(X, t, e)
             fits.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         out.update(fit_s=statistics.median(fits), fits=fits, iter_s=per, iters=iters,
+                   cpu_s=statistics.median(cpus),
                    peak_mb=_status("VmHWM") - base,
                    coef_err=float(np.max(np.abs(beta - TRUE_BETA))))
     elif method == "lifelines":
@@ -174,8 +184,10 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
         _reset_peak()
         base = _status("VmRSS")
         t0 = time.perf_counter()
+        c0 = time.process_time()
         cph = CoxPHFitter().fit(df, "T", "E")
         out.update(fit_s=time.perf_counter() - t0, iter_s=float("nan"), iters=-1,
+                   cpu_s=time.process_time() - c0,
                    peak_mb=_status("VmHWM") - base,
                    coef_err=float(np.max(np.abs(cph.params_.values - TRUE_BETA))))
     return out
@@ -227,7 +239,8 @@ def main() -> None:
           "peak = VmHWM of the fit above the RSS before it; "
           f"OMP_WAIT_POLICY={args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY', '')!r}")
     print(f"load average before: {os.getloadavg()}")
-    hdr = (f"{'method':<18} {'N':>9} {'thr':>3} {'fit s':>8} {'x numpy':>8} {'iter s':>8} "
+    hdr = (f"{'method':<18} {'N':>9} {'thr':>3} {'fit s':>8} {'x numpy':>8} {'cpu s':>8} "
+           f"{'iter s':>8} "
            f"{'iters':>5} {'peak MiB':>9} {'peak/input':>10} {'max|b-b*|':>10}")
     print(hdr)
     for size in args.sizes:
@@ -245,6 +258,7 @@ def main() -> None:
                     continue
                 ratio = (f"{ref['fit_s'] / r['fit_s']:.2f}x" if ref else "-")
                 print(f"{r['method']:<18} {n:>9} {threads:>3} {r['fit_s']:>8.3f} {ratio:>8} "
+                      f"{r['cpu_s']:>8.3f} "
                       f"{r['iter_s']:>8.4f} {r['iters']:>5} {r['peak_mb']:>9.0f} "
                       f"{r['peak_mb'] / r['input_mb']:>10.2f} {r['coef_err']:>10.2e}",
                       flush=True)

@@ -221,7 +221,8 @@ class CoxPH:
         strata : array_like (n,), optional
             Stratum labels (any values); each stratum has its own baseline hazard.
         weights : array_like (n,), optional
-            Nonnegative case weights.
+            Nonnegative case weights; a row of weight zero counts as absent (R's
+            coxph rejects zero weights).
         offset : array_like (n,), optional
             Added to the linear predictor with coefficient 1.
         feature_names : sequence of str, optional

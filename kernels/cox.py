@@ -287,9 +287,9 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
                 rl[k - lo] = rk
                 for a in range(p):
                     XT[a, k - lo] = X[k, a]
-            if event[k] != 0:
+            wk = w[k] if has_w else 1.0
+            if event[k] != 0 and wk > 0.0:  # a row of zero weight is as if absent
                 m += 1
-                wk = w[k] if has_w else 1.0
                 dw += wk
                 for a in range(p):
                     grad[a] += wk * X[k, a]

@@ -24,6 +24,7 @@ def cox_loglik(X, time, event, beta, ties="efron", strata=None, weights=None, of
     ll = 0.0
     grad = np.zeros(p)
     hess = np.zeros((p, p))
+    event = event & (w > 0)  # a row of zero weight is as if absent
     for s in np.unique(strata):
         in_s = strata == s
         for t in np.unique(time[in_s & event]):

@@ -83,6 +83,19 @@ def test_step_halving_converges_where_plain_newton_diverges():
     assert abs(g[0]) < 1e-6 and ll > max(lls)
 
 
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_zero_weight_rows_are_as_if_absent(ties):
+    rng = np.random.default_rng(17)
+    X, t, e = generated(n=300, seed=17)
+    w = rng.uniform(0.5, 2.0, 300)
+    zero = rng.random(300) < 0.2
+    w[zero] = 0.0
+    a = CoxPH(ties=ties).fit(X, t, e, weights=w)
+    b = CoxPH(ties=ties).fit(X[~zero], t[~zero], e[~zero], weights=w[~zero])
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
+    assert a.log_likelihood_ == pytest.approx(b.log_likelihood_, rel=1e-12)
+
+
 def test_inputs_are_not_mutated_and_read_only_inputs_work():
     rng = np.random.default_rng(5)
     X, t, e = generated(n=200, seed=5)
