@@ -9,17 +9,23 @@ equals a splitter goes to the later rank, so the rows sharing a key (a tie
 group) always land on one rank; strata may span ranks.
 
 One evaluation of the log partial likelihood, gradient and Hessian at
-``beta``:
+``beta`` reads the local rows once with the shared-memory kernel:
 
 1. ``eta = X beta + offset`` and each stratum's largest ``eta`` (``Allreduce``
    MAX): the shifts subtracted before ``exp``, the same on every rank.
-2. Each rank but the last sums its *tail*: ``S0, S1, S2`` over its rows from
-   its last stratum start (all its rows when it holds no stratum start).
-3. ``Exscan`` with the segmented sum ``a (+) b = b if b holds a stratum start
-   else a + b`` gives every rank the risk-set sums of all rows before it in
-   its first stratum: the carry-in of the kernel's scan.
-4. :func:`graphpar.kernels.cox.cox_block` on the local rows with that carry;
-   log-likelihood, gradient and Hessian summed with ``Allreduce``.
+2. ``Exscan`` with the segmented sum ``a (+) b = b if b holds a stratum start
+   else a + b`` of each rank's S0 *tail* (its rows from its last stratum
+   start; one ``exp`` per row) gives every rank the S0 of all rows before it
+   in its first stratum. S0 enters the likelihood non-linearly, so it is
+   scanned first.
+3. :func:`graphpar.kernels.cox.cox_block` on the local rows with that S0
+   carry and zero S1/S2 carries. Its carry-out is the rank's S1/S2 tail.
+4. A second segmented ``Exscan`` gives the S1/S2 carries. They enter the
+   gradient linearly and the Hessian quadratically, through three sums over
+   the rank's first stratum segment (``alpha``, ``beta0``, the vector ``u``;
+   one pass over that segment, O(p) per row, no Hessian-sized work), so the
+   rank corrects its gradient and Hessian instead of running the kernel again.
+5. Log-likelihood, gradient and Hessian summed with one ``Allreduce``.
 
 Newton-Raphson with step halving runs the same on every rank (the reduced
 quantities are identical everywhere), so the coefficients equal the serial
@@ -36,7 +42,6 @@ from graphpar.kernels import cox as K
 
 TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}
 CHUNK_ROWS = 1 << 14   # rows per kernel chunk (the kernel's unit of parallel work)
-TAIL_ROWS = 1 << 16    # rows per BLAS call when summing the tail's S2
 SAMPLES_PER_RANK = 256
 
 
@@ -161,6 +166,10 @@ class DistCoxData:
         self.needs_tail = n > 0 and comm.Get_rank() < last_nonempty
         stratum_rows = np.flatnonzero(flags & K.FLAG_STRATUM)
         self.tail_start = int(stratum_rows[-1]) if stratum_rows.size else 0
+        self.last_stratum = self.stratum0 + int(np.count_nonzero(stratum_rows > 0))
+        later = stratum_rows[stratum_rows > 0]
+        self.first_seg_end = int(later[0]) if later.size else n
+        self.group_starts = np.flatnonzero(flags[:self.first_seg_end] & K.FLAG_GROUP)
         self.eta = np.empty(n)
         self.r = np.empty(n)
         self.bytes_moved = 0
@@ -182,57 +191,118 @@ class DistCoxData:
         shift = np.empty_like(smax)
         comm.Allreduce(smax, shift, op=MPI.MAX)
         shift[~np.isfinite(shift)] = 0.0
-        # tail sums of my last stratum segment, then the segmented exclusive scan
-        tail = np.zeros(2 + p + p * p)
-        tail[0] = 1.0 if self.has_stratum_start else 0.0
-        if self.needs_tail:
-            self._tail(shift, tail[1:])
-        carry = np.zeros_like(tail)
-        comm.Exscan(tail, carry, op=_segmented_sum())
-        if comm.Get_rank() == 0:
-            carry[:] = 0.0
-        c0 = carry[1:2].copy()
-        c1 = carry[2:2 + p].copy()
-        c2 = carry[2 + p:].reshape(p, p).copy()
+        # 1. the S0 carry: each rank's S0 tail, scanned (it enters the likelihood non-linearly)
+        start = 1.0 if self.has_stratum_start else 0.0
+        t0 = np.array([start, self._s0_tail(shift) if self.needs_tail else 0.0])
+        c0 = np.zeros(2)
+        comm.Exscan(t0, c0, op=_segmented_sum())
+        carry_s0 = np.array([c0[1] if comm.Get_rank() > 0 else 0.0])
+        # 2. the kernel with the true S0 carry and zero S1/S2 carries; its carry-out is
+        #    this rank's S1/S2 tail
         out = np.zeros(1 + p + p * p)
+        tail = np.zeros(1 + p + p * p)
+        tail[0] = start
+        hmode = K.HESS_FULL if hess else K.HESS_NONE
         if n:
             ll = np.zeros(1)
             grad = np.zeros(p)
             hmat = np.zeros((p, p))
+            c1 = np.zeros(p)
+            c2 = np.zeros((p, p))
             K.cox_block(self.X, self.eta, self.w, self.event, self.flags, shift,
-                        self.chunk_start, self.chunk_stratum, tie,
-                        K.HESS_FULL if hess else K.HESS_NONE, c0, c1, c2, self.r,
-                        ll, grad, hmat)
+                        self.chunk_start, self.chunk_stratum, tie, hmode,
+                        carry_s0.copy(), c1, c2, self.r, ll, grad, hmat)
             out[0] = ll[0]
             out[1:1 + p] = grad
             out[1 + p:] = hmat.ravel()
+            tail[1:1 + p] = c1
+            tail[1 + p:] = c2.ravel()
+        # 3. the S1/S2 carries, scanned; they enter the gradient linearly and the Hessian
+        #    quadratically through three sums over my first stratum segment
+        carry = np.zeros_like(tail)
+        comm.Exscan(tail, carry, op=_segmented_sum())
+        if comm.Get_rank() > 0 and n and self.flags[0] & K.FLAG_STRATUM == 0:
+            C1 = carry[1:1 + p]
+            C2 = carry[1 + p:].reshape(p, p)
+            alpha, beta0, u = self._first_segment_terms(carry_s0[0], tie == K.EFRON)
+            out[1:1 + p] -= C1 * alpha
+            if hess:
+                corr = -C2 * alpha + beta0 * np.outer(C1, C1) + np.outer(C1, u) + np.outer(u, C1)
+                out[1 + p:] += corr.ravel()
         total = np.empty_like(out)
         comm.Allreduce(out, total, op=MPI.SUM)
-        self.bytes_moved += 8 * (2 * smax.size + 2 * tail.size + 2 * out.size)
+        self.bytes_moved += 8 * (smax.size + t0.size + tail.size + out.size)
         return total[0], total[1:1 + p].copy(), total[1 + p:].reshape(p, p).copy()
 
-    def _tail(self, shift, out):
-        """``out = [S0, S1, S2.ravel()]`` over rows ``tail_start:`` (no carry)."""
-        p = self.p
-        n = self.nloc
-        empty_x = np.zeros((n, 0))
-        c0 = np.zeros(1)
-        z1 = np.zeros(0)
-        z2 = np.zeros((0, 0))
-        K.cox_block(empty_x, self.eta, self.w, self.event, self.flags, shift, self.chunk_start,
-                    self.chunk_stratum, K.BRESLOW, K.HESS_NONE, c0, z1, z2, self.r,
-                    np.zeros(1), z1.copy(), z2.copy())
-        out[0] = c0[0]
+    def _s0_tail(self, shift) -> float:
+        """S0 over rows ``tail_start:`` (my last stratum segment), without carry."""
         a = self.tail_start
-        s1 = np.zeros(p)
-        s2 = np.zeros((p, p))
-        for lo in range(a, n, TAIL_ROWS):
-            hi = min(n, lo + TAIL_ROWS)
-            xr = self.X[lo:hi] * self.r[lo:hi, None]
-            s1 += xr.sum(axis=0)
-            s2 += xr.T @ self.X[lo:hi]
-        out[1:1 + p] = s1
-        out[1 + p:] = s2.ravel()
+        e = np.exp(self.eta[a:] - shift[self.last_stratum])
+        if self.w.size:
+            e *= self.w[a:]
+        return float(e.sum())
+
+    def _first_segment_terms(self, s0_carry: float, efron: bool):
+        """``alpha``, ``beta0`` and ``u`` of the kernel's carry corrections over my first
+        stratum segment: the sums over its tie groups with events of ``a0 = D / S0``,
+        ``b0 = D / S0**2`` and ``b0 L1 - b1 A1`` (Efron: averaged over the tied events),
+        with ``L1`` the running S1 from my first row and ``A1`` the events' part of it.
+        Uses ``self.r`` as left by the kernel."""
+        L = self.first_seg_end
+        c = self._segment_layout(efron)
+        r = self.r[:L]
+        gs, gid, ge, m, dw = c["gs"], c["gid"], c["ge"], c["m"], c["dw"]
+        S0 = s0_carry + np.cumsum(r)[ge - 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a0 = np.where(m > 0, dw / S0, 0.0)
+            b0 = np.where(m > 0, a0 / S0, 0.0)
+        ng = gs.size
+        b1 = np.zeros(ng)
+        tied = c["tied"]
+        if c["rows"].size:
+            # every event of a tied group takes one of q = 0..m-1 (the order is irrelevant)
+            rows, g, f, wt = c["rows"], c["g"], c["f"], c["wt"]
+            A = np.bincount(g, weights=r[rows], minlength=ng)
+            d = S0[g] - f * A[g]
+            inv = wt / d
+            inv2 = inv / d
+            a0[tied] = 0.0
+            b0[tied] = 0.0
+            a0 += np.bincount(g, weights=inv, minlength=ng)
+            b0 += np.bincount(g, weights=inv2, minlength=ng)
+            b1 += np.bincount(g, weights=inv2 * f, minlength=ng)
+        alpha = float(a0.sum())
+        beta0 = float(b0.sum())
+        suffix = np.cumsum(b0[::-1])[::-1]  # groups ending at or after each row's group
+        v = r * suffix[gid]
+        if c["rows"].size:
+            v[c["rows"]] -= r[c["rows"]] * b1[c["g"]]
+        u = self.X[:L].T @ v
+        return alpha, beta0, u
+
+    def _segment_layout(self, efron: bool) -> dict:
+        """The tie groups of my first stratum segment (what does not depend on beta)."""
+        key = "efron" if efron else "breslow"
+        cache = self.__dict__.setdefault("_layout", {})
+        if key in cache:
+            return cache[key]
+        L = self.first_seg_end
+        ev = self.event[:L].astype(np.float64)
+        w = self.w[:L] if self.w.size else np.ones(L)
+        gs = self.group_starts
+        ng = gs.size
+        gid = np.repeat(np.arange(ng), np.diff(np.append(gs, L)))
+        m = np.add.reduceat(ev, gs) if ng else np.zeros(0)
+        dw = np.add.reduceat(w * ev, gs) if ng else np.zeros(0)
+        tied = (m > 1) if efron else np.zeros(ng, dtype=bool)
+        rows = np.flatnonzero((ev > 0) & tied[gid])
+        g = gid[rows]
+        q = np.arange(rows.size) - np.searchsorted(g, g, side="left")
+        out = {"gs": gs, "gid": gid, "ge": np.append(gs[1:], L).astype(np.int64), "m": m,
+               "dw": dw, "tied": tied, "rows": rows, "g": g, "f": q / m[g] if rows.size
+               else np.zeros(0), "wt": dw[g] / m[g] if rows.size else np.zeros(0)}
+        cache[key] = out
+        return out
 
 
 _SEG_OP = None
