@@ -287,8 +287,8 @@ class DistCoxData:
         if key in cache:
             return cache[key]
         L = self.first_seg_end
-        ev = self.event[:L].astype(np.float64)
         w = self.w[:L] if self.w.size else np.ones(L)
+        ev = ((self.event[:L] != 0) & (w > 0)).astype(np.float64)  # zero weight: absent
         gs = self.group_starts
         ng = gs.size
         gid = np.repeat(np.arange(ng), np.diff(np.append(gs, L)))

@@ -31,6 +31,7 @@ def dataset(n, p, seed, n_times, n_strata):
     event[0] = True
     strata = rng.integers(0, n_strata, n).astype(np.float64)
     w = rng.uniform(0.5, 2.0, n)
+    w[rng.random(n) < 0.1] = 0.0  # zero-weight rows count as absent, in tie counts too
     off = 0.1 * rng.standard_normal(n)
     return X, t, event, strata, w, off
 
