@@ -24,7 +24,7 @@ CHECKS = [
     "sssp_threaded",
     "errors_raised_on_every_rank", "parallel_reader_bytes_and_sssp",
     "parallel_reader_errors_match_serial", "distributed_generation_same_graph_any_ranks",
-    "write_by_rank_and_counters", "ALL",
+    "write_by_rank_and_counters", "edge_balanced_redistribution", "ALL",
 ]
 
 

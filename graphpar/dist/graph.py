@@ -154,6 +154,73 @@ class DistGraph:
         np.cumsum(degs, out=indptr[1:])
         return Graph(indptr, idx, w, directed=self.directed)
 
+    def edge_balanced_partition(self, vertex_cost: float = 1.0) -> BlockPartition:
+        """Return ``BlockPartition.edge_balanced`` of the global graph, without gathering it.
+
+        Each rank knows the running work (``deg + vertex_cost``) at its own
+        vertex boundaries (one ``Exscan``); the rank whose range holds a cut's
+        target places that cut, by the serial rule; one ``Allreduce`` collects
+        the cuts. Collective.
+
+        Examples
+        --------
+        >>> part = dg.edge_balanced_partition()   # doctest: +SKIP
+        """
+        from mpi4py import MPI
+
+        comm = self.comm
+        nparts = comm.Get_size()
+        vertex_cost = float(vertex_cost)
+        work = np.diff(self.indptr).astype(np.float64) + vertex_cost
+        local_total = float(work.sum())
+        before = comm.exscan(local_total)
+        before = 0.0 if self.rank == 0 or before is None else before
+        total = comm.allreduce(local_total)
+        cum = np.empty(self.ln + 1)
+        cum[0] = before
+        np.cumsum(work, out=cum[1:])
+        cum[1:] += before
+        cuts = np.full(nparts + 1, -1, dtype=np.int64)
+        targets = total * np.arange(1, nparts, dtype=np.float64) / nparts
+        for k, t in enumerate(targets, start=1):
+            if self.ln and cum[0] < t <= cum[-1]:
+                i = int(np.searchsorted(cum, t, side="left"))  # global vertex lo + i
+                if t - cum[i - 1] <= cum[i] - t:
+                    i -= 1
+                cuts[k] = self.lo + i
+            elif self.rank == 0 and t <= 0:
+                cuts[k] = 0
+        comm.Allreduce(MPI.IN_PLACE, cuts, op=MPI.MAX)
+        cuts[0] = 0
+        cuts[-1] = self.gn
+        cuts[cuts < 0] = 0
+        np.maximum.accumulate(cuts, out=cuts)
+        np.minimum(cuts, self.gn, out=cuts)
+        return BlockPartition(cuts)
+
+    def redistribute(self, partition: BlockPartition) -> DistGraph:
+        """Return the same graph laid out by ``partition`` (rows move with one ``Alltoallv``).
+
+        Collective. ``dg.redistribute(dg.edge_balanced_partition())`` balances
+        the edges of a graph read or generated in equal vertex blocks.
+
+        Examples
+        --------
+        >>> balanced = dg.redistribute(dg.edge_balanced_partition())   # doctest: +SKIP
+        """
+        if partition.n != self.gn or partition.nparts != self.nranks:
+            raise ValueError(
+                f"partition is for {partition.n} vertices in {partition.nparts} parts; the "
+                f"graph has {self.gn} vertices on {self.nranks} ranks"
+            )
+        rows = np.repeat(np.arange(self.lo, self.hi, dtype=self.indices.dtype),
+                         np.diff(self.indptr))
+        src, dst, w = shuffle_edges(rows, self.indices, self.weights, partition, self.comm)
+        lo, hi = partition.range(self.rank)
+        indptr, cols, vals = local_csr(src, dst, w, lo, hi)
+        return DistGraph(partition, indptr, cols, vals, directed=self.directed,
+                         gnnz=self.gnnz, comm=self.comm)
+
     def symmetrized(self) -> DistGraph:
         """Return the undirected closure (every edge both ways, smallest weight per pair).
 

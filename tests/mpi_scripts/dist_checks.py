@@ -241,6 +241,26 @@ def check_generators():
     passed("distributed_generation_same_graph_any_ranks")
 
 
+def check_rebalance():
+    for dg in (dgen.kronecker(10, 8, seed=6, weights="real"), dgen.grid_road(3, 5, seed=1),
+               DistGraph.from_local_edges(np.array([0] * 40 + [1, 2], dtype=np.int64),
+                                          np.array([1] * 40 + [2, 3], dtype=np.int64),
+                                          None, 9) if RANK == 0 else
+               DistGraph.from_local_edges(np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                          None, 9)):
+        g = comm.bcast(dg.gather(), root=0)
+        for cost in (1.0, 0.0, 3.0):
+            part = dg.edge_balanced_partition(cost)
+            assert part == BlockPartition.edge_balanced(g.indptr, SIZE, cost), (part, cost)
+        moved = dg.redistribute(part)
+        assert moved.partition == part and moved.gnnz == dg.gnnz
+        h = moved.gather()
+        if RANK == 0:
+            same_bytes(h, g, f"redistributed {dg!r}")
+        check_sssp(moved, g, [0, g.n - 1], directed=g.directed, what=f"rebalanced {dg!r}")
+    passed("edge_balanced_redistribution")
+
+
 def check_write(tmp):
     dg = dgen.grid_road(5, 13, seed=8)
     res = sssp(dg, 3, return_predecessors=True)
@@ -315,6 +335,7 @@ def main(tmp, data_root):
     check_reader_errors(tmp)
     check_generators()
     check_write(tmp)
+    check_rebalance()
     if data_root:
         check_rome(data_root, tmp)
     passed("ALL")
