@@ -7,16 +7,24 @@ Layout of the search state (all flat arrays, no Python objects):
 * Thread-local bins: every thread ``t`` owns ``K`` circular bin slots; slot
   ``b % K`` holds the vertices whose tentative distance fell in bin ``b``
   (``b = floor(d / delta)``) when they were pushed. A bin is a linked list of
-  fixed-size chunks taken from one shared chunk pool (``items``/``nxt``/
-  ``fill``), through per-thread free lists and an atomic bump allocator.
+  fixed-size chunks taken from one shared chunk pool (``items``, ``meta``),
+  through per-thread free lists and an atomic bump allocator; when the pool
+  runs out mid-step the vertex is flagged and re-filed after the step.
   ``K`` covers ``max_weight / delta`` bins, so live bins never collide.
-* One step = one parallel region: every thread takes chunks of the current
-  bin (collected from all threads' slots) through an atomic cursor, relaxes
-  their vertices, then keeps relaxing its *own* new current-bin vertices
-  while that bin stays small (bin fusion, as GAP does): a road graph's
-  thousands of tiny bins mostly resolve inside one region instead of costing
-  a fork-join each. Large bins are left for the next step, where all threads
-  share them.
+  Per-thread and per-chunk bookkeeping sits in 64-byte rows (no false
+  sharing), and the hot loop is one function: passing arrays to helper
+  functions would make Numba touch their reference counts atomically on
+  every call, which cost 5x on one thread and far more on two.
+* One step = (part of) one bin = at most one parallel region: every thread takes
+  chunks of the current bin (collected from all threads' slots) through an
+  atomic cursor, relaxes their vertices, then keeps relaxing its *own* new
+  current-bin vertices while that bin stays small (bin fusion, as GAP does),
+  so most of a road graph's tiny bins resolve without another fork-join.
+  Large bins are left for the next step, where all threads share them. A
+  step whose bin holds fewer than ``SERIAL_BELOW`` vertices runs on the
+  calling thread alone: waking the other threads would cost more than it
+  saves. Numba's ``prange`` is fork-join, so there is no barrier to deadlock
+  on, whatever the threading layer.
 * ``done[u]`` remembers the distance ``u`` was last relaxed with, so stale
   and duplicate bin entries cost one comparison.
 
