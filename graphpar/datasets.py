@@ -28,8 +28,8 @@ PLANETOID_NAMES = ("cora", "citeseer", "pubmed")
 PLANETOID_URL = "https://raw.githubusercontent.com/kimiyoung/planetoid/master/data/"
 ENV_DATA = "GRAPHPAR_DATA"
 _PARTS = ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index")
-# The sums the project keeps, in ``sha256sum`` format (source tree: datasets/).
-SUMS_FILE = Path(__file__).resolve().parent.parent / "datasets" / "planetoid.sha256"
+# The sums the project keeps, in ``sha256sum`` format, installed with the package.
+SUMS_FILE = Path(__file__).resolve().parent / "data" / "planetoid.sha256"
 _TIMEOUT = 60.0
 
 
@@ -169,7 +169,7 @@ def _check_name(name) -> str:
 
 
 def known_sums(path: Path | None = None) -> dict[str, str]:
-    """The SHA-256 sums kept in the project (``datasets/planetoid.sha256``).
+    """The SHA-256 sums kept in the project (``graphpar/data/planetoid.sha256``).
 
     Examples
     --------
@@ -367,7 +367,7 @@ def load_planetoid(
     download : bool, default True
         Download missing files from the Planetoid repository
         (:data:`PLANETOID_URL`) into ``root/planetoid``. Every downloaded file
-        must match the SHA-256 sum the project keeps (``datasets/planetoid.sha256``);
+        must match the SHA-256 sum the project keeps (``graphpar/data/planetoid.sha256``);
         a file without a kept sum is not downloaded at all. Files already on
         disk are checked against the kept sums too.
 
