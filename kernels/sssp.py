@@ -21,9 +21,9 @@ Layout of the search state (all flat arrays, no Python objects):
   current-bin vertices while that bin stays small (bin fusion, as GAP does),
   so most of a road graph's tiny bins resolve without another fork-join.
   Large bins are left for the next step, where all threads share them. A
-  step whose bin holds fewer than ``SERIAL_BELOW`` vertices runs on the
-  calling thread alone: waking the other threads would cost more than it
-  saves. Numba's ``prange`` is fork-join, so there is no barrier to deadlock
+  step expected to relax fewer than ``SERIAL_EDGES`` edges (bin size times
+  mean degree) runs on the calling thread alone: waking the other threads
+  would cost more than it saves. Numba's ``prange`` is fork-join, so there is no barrier to deadlock
   on, whatever the threading layer.
 * ``done[u]`` remembers the distance ``u`` was last relaxed with, so stale
   and duplicate bin entries cost one comparison.
@@ -39,7 +39,7 @@ from numba import njit, prange
 
 CHUNK = 64
 FUSE_THRESHOLD = 1000
-SERIAL_BELOW = 2048
+SERIAL_EDGES = 16384
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
 
@@ -210,10 +210,11 @@ def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, 
 
     ``done`` is scratch of length n. ``K`` must be at least
     ``ceil(max_weight / delta) + 2``. Returns ``(edges relaxed, steps, parallel
-    regions)``: steps whose bin holds fewer than ``SERIAL_BELOW`` vertices run
-    on the calling thread alone, since waking the others would cost more.
+    regions)``: steps expected to relax fewer than ``SERIAL_EDGES`` edges run on
+    the calling thread alone, since waking the others would cost more.
     """
     n = indptr.size - 1
+    nnz = indptr[n]
     cap = n // CHUNK + nthreads * (K + 2) + 64
     items = np.empty(cap * CHUNK, dtype=np.int64)
     meta = np.empty((cap, 8), dtype=np.int64)
@@ -280,7 +281,7 @@ def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, 
             bins[t, s, TAIL] = -1
             bins[t, s, COUNT] = 0
         cursor[0] = 0
-        if nthreads == 1 or total < SERIAL_BELOW:
+        if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
             work[0, 0] += _thread_work(0, fr, nfr, cursor, indptr, indices, weights, dist,
                                        done, limit, delta, cur, K, bins, items, meta, free,
