@@ -77,9 +77,10 @@ def register(sub) -> None:
         "sssp",
         help="single-source shortest paths (parallel delta-stepping)",
         description=(
-            "Shortest-path distances from one source by parallel delta-stepping. Prints the "
-            "vertices reached, the largest finite distance, the search time and MTEPS "
-            "(stored edges leaving reached vertices / search time). Weights must be >= 0."
+            "Shortest-path distances from one source by parallel delta-stepping.\n"
+            "Prints the vertices reached, the largest finite distance, the search time\n"
+            "and MTEPS (stored edges leaving reached vertices / search time, loading and\n"
+            "compiling excluded). Weights must be >= 0."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
