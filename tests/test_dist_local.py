@@ -51,7 +51,7 @@ def graphs(draw):
                                np.array(w, dtype=float), n=n)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(g=graphs(), data=st.data())
 def test_sssp_equals_scipy_with_valid_predecessors(g, data):
     dg = scatter_graph(g, comm=SELF)
