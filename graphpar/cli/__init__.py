@@ -37,13 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"graphpar {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
-        try:  # TEMPORARY while subcommands are being written; removed before release
-            module = importlib.import_module(f"graphpar.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"graphpar.cli.{name}":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"graphpar.cli.{name}").register(sub)
     return parser
 
 

@@ -35,12 +35,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     failed = 0
     for name in DEMO_STEPS:
-        try:  # TEMPORARY while workloads are being written; removed before release
-            module = importlib.import_module(f"graphpar.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"graphpar.cli.{name}":
-                raise
-            continue
+        module = importlib.import_module(f"graphpar.cli.{name}")
         print()
         failed += 0 if module.demo(args) else 1
     print()
