@@ -8,12 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphpar.graph import Graph
-
-
-def _first_edge(g: Graph, mask: np.ndarray) -> tuple[int, int, float]:
-    k = int(np.argmax(mask))
-    u = int(np.searchsorted(g.indptr, k, side="right") - 1)
-    return u, int(g.indices[k]), float(g.weights[k])
+from graphpar.kernels import csr as _csr
 
 
 def validate_graph(
@@ -100,26 +95,23 @@ weights >= 0
 def _check_weights(g: Graph, rule: str, name: str) -> None:
     if rule not in ("nonnegative", "finite", "any"):
         raise ValueError(f"weights rule must be 'nonnegative', 'finite' or 'any', got {rule!r}")
-    w = g.weights
-    if w.size == 0:
+    if g.weights.size == 0:
         return
-    nan = np.isnan(w)
-    if nan.any():
-        u, v, x = _first_edge(g, nan)
-        raise ValueError(f"{name} has a NaN edge weight: edge ({u}, {v}, {x})")
-    if rule in ("nonnegative", "finite"):
-        neg = w < 0
-        if neg.any():
-            u, v, x = _first_edge(g, neg)
-            raise ValueError(
-                f"{name} has a negative edge weight: edge ({u}, {v}, {x}); "
-                "this method needs weights >= 0"
-            )
-    if rule == "finite":
-        inf = np.isinf(w)
-        if inf.any():
-            u, v, x = _first_edge(g, inf)
-            raise ValueError(f"{name} has an infinite edge weight: edge ({u}, {v}, {x})")
+    chunks = 64 if g.weights.size >= 1 << 20 else 1
+    k, code = _csr.first_bad_weight(
+        g.weights, rule in ("nonnegative", "finite"), rule == "finite", chunks
+    )
+    if k < 0:
+        return
+    u = int(np.searchsorted(g.indptr, k, side="right") - 1)
+    edge = f"edge ({u}, {int(g.indices[k])}, {float(g.weights[k])})"
+    if code == 1:
+        raise ValueError(f"{name} has a NaN edge weight: {edge}")
+    if code == 2:
+        raise ValueError(
+            f"{name} has a negative edge weight: {edge}; this method needs weights >= 0"
+        )
+    raise ValueError(f"{name} has an infinite edge weight: {edge}")
 
 
 def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, bool]:

@@ -79,3 +79,35 @@ def first_bad_index(indices, n):
         if indices[k] < 0 or indices[k] >= n:
             return k
     return -1
+
+
+@njit(parallel=True, cache=True)
+def first_bad_weight(w, reject_negative, reject_inf, chunks):
+    """Return ``(k, code)`` for the first weight that breaks the rule, or ``(-1, 0)``.
+
+    ``code`` is 1 for NaN, 2 for a negative weight (when ``reject_negative``)
+    and 3 for an infinite one (when ``reject_inf``). One pass over ``w`` in
+    ``chunks`` parallel pieces; the earliest offending position wins.
+    """
+    m = w.size
+    first = np.full(chunks, m, dtype=np.int64)
+    for c in prange(chunks):
+        lo = m * c // chunks
+        hi = m * (c + 1) // chunks
+        for k in range(lo, hi):
+            x = w[k]
+            if x != x or (reject_negative and x < 0) or (reject_inf and np.isinf(x)):
+                first[c] = k
+                break
+    k = m
+    for c in range(chunks):
+        if first[c] < k:
+            k = first[c]
+    if k == m:
+        return -1, 0
+    x = w[k]
+    if x != x:
+        return k, 1
+    if reject_negative and x < 0:
+        return k, 2
+    return k, 3
