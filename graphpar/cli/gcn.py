@@ -52,6 +52,12 @@ def register(sub) -> None:
                         "epochs (default: off)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--threads", type=int, default=None, help="Numba threads (default: all)")
+    p.add_argument(
+        "--partition", default=None,
+        choices=("block", "edge", "random", "metis", "hypergraph"),
+        help="under mpiexec: how vertices are split across ranks (default: metis when "
+        "pymetis is installed, else block; metis and hypergraph need graphpar[partition])",
+    )
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (no progress bar)")
     p.set_defaults(func=run)
@@ -176,10 +182,9 @@ def run(args) -> int:
     from graphpar.threads import set_threads
 
     if launched_under_mpi():
-        raise ValueError(
-            "graphpar gcn trains in one process; run it without mpiexec "
-            "(the distributed aggregation is graphpar.dist.gcn)"
-        )
+        from graphpar.dist.cli_gcn import run_distributed
+
+        return run_distributed(args)
     set_threads(args.threads)
     t0 = time.perf_counter()
     data = load(args.dataset, args.data_dir, download=not args.no_download, seed=args.seed)
