@@ -251,11 +251,14 @@ class DistCoxData:
         L = self.first_seg_end
         c = self._segment_layout(efron)
         r = self.r[:L]
-        gs, gid, ge, m, dw = c["gs"], c["gid"], c["ge"], c["m"], c["dw"]
+        gs, gid, ge, dw = c["gs"], c["gid"], c["ge"], c["dw"]
         S0 = s0_carry + np.cumsum(r)[ge - 1]
         with np.errstate(divide="ignore", invalid="ignore"):
-            a0 = np.where(m > 0, dw / S0, 0.0)
-            b0 = np.where(m > 0, a0 / S0, 0.0)
+            a0 = dw / S0  # dw is 0 for a group without events
+            b0 = a0 / S0
+        if not np.isfinite(b0).all():  # S0 = 0: only rows of zero weight so far
+            a0[~np.isfinite(a0)] = 0.0
+            b0[~np.isfinite(b0)] = 0.0
         ng = gs.size
         b1 = np.zeros(ng)
         tied = c["tied"]
@@ -291,7 +294,8 @@ class DistCoxData:
         ev = ((self.event[:L] != 0) & (w > 0)).astype(np.float64)  # zero weight: absent
         gs = self.group_starts
         ng = gs.size
-        gid = np.repeat(np.arange(ng), np.diff(np.append(gs, L)))
+        gid = np.repeat(np.arange(ng, dtype=np.int32 if ng < 2**31 else np.int64),
+                        np.diff(np.append(gs, L)))
         m = np.add.reduceat(ev, gs) if ng else np.zeros(0)
         dw = np.add.reduceat(w * ev, gs) if ng else np.zeros(0)
         tied = (m > 1) if efron else np.zeros(ng, dtype=bool)
