@@ -539,6 +539,93 @@ def tie_flags(time, strata, flags):
         flags[i] = f
 
 
+@njit(cache=True, error_model="numpy")
+def first_segment_terms(X, r, w, event, group_starts, L, s0_carry, efron, out_u):
+    """The carry-correction sums of a block's first stratum segment, rows ``[0, L)``.
+
+    For a distributed caller whose block continues a stratum begun on a lower
+    rank: with the S1/S2 carries ``C1``, ``C2`` scanned after :func:`cox_block`
+    ran with zero S1/S2 carry-in, the block's gradient changes by
+    ``-C1 alpha`` and its Hessian by
+    ``-C2 alpha + beta0 C1 C1^T + C1 u^T + u C1^T``.
+
+    ``r`` holds ``w exp(eta - shift)`` as left by :func:`cox_block`;
+    ``group_starts`` (int64) the tie-group starts in ``[0, L)``; ``s0_carry``
+    the S0 carry-in. Per tie group ``g`` with events (total weight ``D``;
+    ``S0``, ``L1`` the running S0 and S1 at its end, S1 without carry):
+    ``a0 = D / S0`` and ``b0 = D / S0**2`` (Efron, a group of ``m > 1``
+    events: the sums over ``l = 0..m-1`` of ``(D/m) / d`` and
+    ``(D/m) / d**2``, ``d = S0 - (l/m) A`` with ``A`` the events' share of S0;
+    ``b1`` the sum of ``(l/m)(D/m) / d**2`` and ``A1`` the events' share of
+    ``L1``). Returns ``(alpha, beta0)``, the sums of ``a0`` and ``b0``, and
+    fills ``out_u`` (p,) with the sum of ``b0 L1 - b1 A1``. Rows of zero weight
+    count as absent. One serial pass over the rows.
+    """
+    p = X.shape[1]
+    ng = group_starts.size
+    has_w = w.size > 0
+    L1 = np.zeros(p)
+    A1 = np.zeros(p)
+    for j in range(p):
+        out_u[j] = 0.0
+    alpha = 0.0
+    beta0 = 0.0
+    cs = 0.0
+    for g in range(ng):
+        lo = group_starts[g]
+        hi = group_starts[g + 1] if g + 1 < ng else L
+        multi = efron and hi - lo > 1
+        if multi:
+            for j in range(p):
+                A1[j] = 0.0
+        m = 0
+        dw = 0.0
+        A = 0.0
+        for i in range(lo, hi):
+            ri = r[i]
+            cs += ri
+            for j in range(p):
+                L1[j] += ri * X[i, j]
+            wi = w[i] if has_w else 1.0
+            if event[i] != 0 and wi > 0:
+                m += 1
+                dw += wi
+                A += ri
+                if multi:
+                    for j in range(p):
+                        A1[j] += ri * X[i, j]
+        if m == 0:
+            continue
+        S0 = s0_carry + cs
+        if multi and m > 1:
+            wt = dw / m
+            a0 = 0.0
+            b0 = 0.0
+            b1 = 0.0
+            for q in range(m):
+                f = q / m
+                d = S0 - f * A
+                inv = wt / d
+                inv2 = inv * (1.0 / d)
+                a0 += inv
+                b0 += inv2
+                b1 += inv2 * f
+            for j in range(p):
+                out_u[j] += b0 * L1[j] - b1 * A1[j]
+        else:
+            a0 = dw / S0
+            b0 = a0 * (1.0 / S0)
+            if not np.isfinite(a0):  # S0 = 0: only rows of zero weight so far
+                a0 = 0.0
+            if not np.isfinite(b0):
+                b0 = 0.0
+            for j in range(p):
+                out_u[j] += b0 * L1[j]
+        alpha += a0
+        beta0 += b0
+    return alpha, beta0
+
+
 @njit(parallel=True, cache=True)
 def first_nonfinite_row(X):
     """Return the first row of ``X`` (n, p) holding a NaN or an infinity, or -1."""

@@ -23,8 +23,10 @@ One evaluation of the log partial likelihood, gradient and Hessian at
 4. A second segmented ``Exscan`` gives the S1/S2 carries. They enter the
    gradient linearly and the Hessian quadratically, through three sums over
    the rank's first stratum segment (``alpha``, ``beta0``, the vector ``u``;
-   one pass over that segment, O(p) per row, no Hessian-sized work), so the
-   rank corrects its gradient and Hessian instead of running the kernel again.
+   one compiled pass over that segment,
+   :func:`graphpar.kernels.cox.first_segment_terms`, O(p) per row, no
+   Hessian-sized work), so the rank corrects its gradient and Hessian
+   instead of running the kernel again.
 5. Log-likelihood, gradient and Hessian summed with one ``Allreduce``.
 
 Newton-Raphson with step halving runs the same on every rank (the reduced
@@ -169,7 +171,8 @@ class DistCoxData:
         self.last_stratum = self.stratum0 + int(np.count_nonzero(stratum_rows > 0))
         later = stratum_rows[stratum_rows > 0]
         self.first_seg_end = int(later[0]) if later.size else n
-        self.group_starts = np.flatnonzero(flags[:self.first_seg_end] & K.FLAG_GROUP)
+        self.group_starts = np.flatnonzero(flags[:self.first_seg_end] & K.FLAG_GROUP).astype(
+            np.int64)
         self.eta = np.empty(n)
         self.r = np.empty(n)
         self.bytes_moved = 0
@@ -244,69 +247,15 @@ class DistCoxData:
 
     def _first_segment_terms(self, s0_carry: float, efron: bool):
         """``alpha``, ``beta0`` and ``u`` of the kernel's carry corrections over my first
-        stratum segment: the sums over its tie groups with events of ``a0 = D / S0``,
-        ``b0 = D / S0**2`` and ``b0 L1 - b1 A1`` (Efron: averaged over the tied events),
-        with ``L1`` the running S1 from my first row and ``A1`` the events' part of it.
-        Uses ``self.r`` as left by the kernel."""
-        L = self.first_seg_end
-        c = self._segment_layout(efron)
-        r = self.r[:L]
-        gs, gid, ge, dw = c["gs"], c["gid"], c["ge"], c["dw"]
-        S0 = s0_carry + np.cumsum(r)[ge - 1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a0 = dw / S0  # dw is 0 for a group without events
-            b0 = a0 / S0
-        if not np.isfinite(b0).all():  # S0 = 0: only rows of zero weight so far
-            a0[~np.isfinite(a0)] = 0.0
-            b0[~np.isfinite(b0)] = 0.0
-        ng = gs.size
-        b1 = np.zeros(ng)
-        tied = c["tied"]
-        if c["rows"].size:
-            # every event of a tied group takes one of q = 0..m-1 (the order is irrelevant)
-            rows, g, f, wt = c["rows"], c["g"], c["f"], c["wt"]
-            A = np.bincount(g, weights=r[rows], minlength=ng)
-            d = S0[g] - f * A[g]
-            inv = wt / d
-            inv2 = inv / d
-            a0[tied] = 0.0
-            b0[tied] = 0.0
-            a0 += np.bincount(g, weights=inv, minlength=ng)
-            b0 += np.bincount(g, weights=inv2, minlength=ng)
-            b1 += np.bincount(g, weights=inv2 * f, minlength=ng)
-        alpha = float(a0.sum())
-        beta0 = float(b0.sum())
-        suffix = np.cumsum(b0[::-1])[::-1]  # groups ending at or after each row's group
-        v = r * suffix[gid]
-        if c["rows"].size:
-            v[c["rows"]] -= r[c["rows"]] * b1[c["g"]]
-        u = self.X[:L].T @ v
-        return alpha, beta0, u
-
-    def _segment_layout(self, efron: bool) -> dict:
-        """The tie groups of my first stratum segment (what does not depend on beta)."""
-        key = "efron" if efron else "breslow"
-        cache = self.__dict__.setdefault("_layout", {})
-        if key in cache:
-            return cache[key]
-        L = self.first_seg_end
-        w = self.w[:L] if self.w.size else np.ones(L)
-        ev = ((self.event[:L] != 0) & (w > 0)).astype(np.float64)  # zero weight: absent
-        gs = self.group_starts
-        ng = gs.size
-        gid = np.repeat(np.arange(ng, dtype=np.int32 if ng < 2**31 else np.int64),
-                        np.diff(np.append(gs, L)))
-        m = np.add.reduceat(ev, gs) if ng else np.zeros(0)
-        dw = np.add.reduceat(w * ev, gs) if ng else np.zeros(0)
-        tied = (m > 1) if efron else np.zeros(ng, dtype=bool)
-        rows = np.flatnonzero((ev > 0) & tied[gid])
-        g = gid[rows]
-        q = np.arange(rows.size) - np.searchsorted(g, g, side="left")
-        out = {"gs": gs, "gid": gid, "ge": np.append(gs[1:], L).astype(np.int64), "m": m,
-               "dw": dw, "tied": tied, "rows": rows, "g": g, "f": q / m[g] if rows.size
-               else np.zeros(0), "wt": dw[g] / m[g] if rows.size else np.zeros(0)}
-        cache[key] = out
-        return out
+        stratum segment (:func:`graphpar.kernels.cox.first_segment_terms`: the sums over
+        its tie groups with events of ``a0 = D / S0``, ``b0 = D / S0**2`` and the vector
+        ``u``; Efron: averaged over the tied events). Uses ``self.r`` as left by the
+        kernel; one pass over the segment's rows."""
+        u = np.empty(self.p)
+        alpha, beta0 = K.first_segment_terms(self.X, self.r, self.w, self.event,
+                                             self.group_starts, self.first_seg_end,
+                                             float(s0_carry), bool(efron), u)
+        return float(alpha), float(beta0), u
 
 
 _SEG_OP = None
