@@ -49,7 +49,7 @@ def run_distributed(args) -> int:
     >>> run_distributed(args)  # under mpiexec, from graphpar.cli.gcn  # doctest: +SKIP
     0
     """
-    from graphpar.cli.gcn import _Progress, load
+    from graphpar.cli.gcn import _Progress, load, print_report, report_fields
     from graphpar.dist.comm import get_comm, setup_threads
     from graphpar.dist.cox import _collective
     from graphpar.dist.gcn import train_gcn_distributed
@@ -79,20 +79,8 @@ def run_distributed(args) -> int:
         if bar is not None:
             bar.close()
     vol = res.halo_volume
-    out = {
-        "dataset": args.dataset,
-        "vertices": int(data.adjacency.shape[0]),
-        "stored_edges": int(data.adjacency.nnz),
-        "features": int(data.features.shape[1]),
-        "classes": int(data.num_classes),
-        "train_accuracy": res.train_accuracy,
-        "val_accuracy": res.val_accuracy,
-        "test_accuracy": res.test_accuracy,
-        "epochs": res.epochs,
-        "seconds": res.seconds,
-        "ms_per_epoch": 1000.0 * res.seconds / max(res.epochs, 1),
-        "threads": threads,
-        "seed": args.seed,
+    out = report_fields(args, data, res, threads)
+    out.update({
         "ranks": comm.Get_size(),
         "partition": method,
         "exchange": res.exchange_mode,
@@ -100,20 +88,13 @@ def run_distributed(args) -> int:
         "halo_rows_largest": vol.largest_rows,
         "halo_bytes_per_epoch": int(res.halo_bytes_per_epoch),
         "allreduce_bytes_per_epoch": int(res.allreduce_bytes_per_epoch),
-    }
+    })
     if rank != 0:
         return 0
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"GCN on {args.dataset}: {out['vertices']} vertices, {out['stored_edges']} stored "
-          f"edges, {out['features']} features, {out['classes']} classes")
-    print(f"hidden {args.hidden}, lr {args.lr}, dropout {args.dropout}, weight decay "
-          f"{args.weight_decay}, seed {args.seed}, {threads} threads")
-    print(f"{res.epochs} epochs in {res.seconds:.2f} s ({out['ms_per_epoch']:.2f} ms/epoch)")
-    print(f"train accuracy {res.train_accuracy:.4f}")
-    print(f"val accuracy   {res.val_accuracy:.4f}")
-    print(f"test accuracy  {res.test_accuracy:.4f}")
+    print_report(args, out)
     print(f"{comm.Get_size()} ranks, partition {method} ({res.exchange_mode} exchange): halo "
           f"{vol.total_rows} rows in total, at most {vol.largest_rows} per rank; "
           f"{_fmt(res.halo_bytes_per_epoch)} of halo rows (all ranks) and "
