@@ -23,13 +23,10 @@ and reports the largest relative difference of the coefficients.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
 import time
-from pathlib import Path
+
+from _mpi import emit_result, run_worker
 
 CONFIGS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
 BLOCK = 1 << 20
@@ -104,22 +101,16 @@ def worker(args) -> None:
         res["max_rel_coef_diff"] = float(np.max(np.abs(model.coef_ - ref.coef_)
                                                 / np.abs(ref.coef_)))
     if rank == 0:
-        print("RESULT " + json.dumps(res), flush=True)
+        emit_result(res)
 
 
 def launch(ranks, threads, args) -> dict:
-    exe = Path(sys.executable).parent / "mpiexec"
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
-    cmd = [str(exe if exe.exists() else "mpiexec"), "-n", str(ranks), sys.executable,
-           __file__, "--worker", "--threads", str(threads), "--n", str(args.n), "--p",
-           str(args.p), "--seed", str(args.seed)]
+    wargs = ["--worker", "--threads", str(threads), "--n", str(args.n), "--p", str(args.p),
+             "--seed", str(args.seed)]
     if args.reference and ranks == 1 and threads == 1:
-        cmd.append("--reference")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    return json.loads(line[7:])
+        wargs.append("--reference")
+    env = {"GRAPHPAR_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
+    return run_worker(__file__, ranks, wargs, timeout=args.timeout, env=env)
 
 
 def main(argv=None) -> None:

@@ -23,13 +23,13 @@ sources for reference when the graph fits (``--reference``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _mpi import emit_result, run_worker
 
 CONFIGS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
 
@@ -92,7 +92,7 @@ def worker(args) -> None:
     if args.reference and comm.Get_size() == 1:
         out.update(_reference(dg, sources))
     if comm.Get_rank() == 0:
-        print("RESULT " + json.dumps(out), flush=True)
+        emit_result(out)
 
 
 def comm_worker(args) -> None:
@@ -130,8 +130,8 @@ def comm_worker(args) -> None:
             dt = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
             bw.append(8 * words * (p - 1) / dt)
     if comm.Get_rank() == 0:
-        print("RESULT " + json.dumps({"round_s": statistics.median(lat),
-                                      "bytes_per_s": statistics.median(bw), "ranks": p}))
+        emit_result({"round_s": statistics.median(lat),
+                     "bytes_per_s": statistics.median(bw), "ranks": p})
 
 
 def _reference(dg, sources) -> dict:
@@ -163,22 +163,15 @@ def _reference(dg, sources) -> dict:
 
 
 def launch(graph, ranks, threads, args) -> dict:
-    exe = Path(sys.executable).parent / "mpiexec"
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS=str(threads))
-    cmd = [str(exe if exe.exists() else "mpiexec"), "-n", str(ranks), sys.executable, __file__]
     if graph == "comm":
-        cmd.append("--comm-worker")
+        wargs = ["--comm-worker"]
     else:
-        cmd += ["--worker", "--graph", graph, "--threads", str(threads), "--runs",
-                str(args.runs), "--seed", str(args.seed)]
+        wargs = ["--worker", "--graph", graph, "--threads", str(threads), "--runs",
+                 str(args.runs), "--seed", str(args.seed)]
     if args.reference and ranks == 1 and threads == 1 and graph != "comm":
-        cmd.append("--reference")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
-    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
-    return json.loads(line[7:])
-
+        wargs.append("--reference")
+    env = {"GRAPHPAR_NUM_THREADS": str(threads)}
+    return run_worker(__file__, ranks, wargs, timeout=args.timeout, env=env)
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
