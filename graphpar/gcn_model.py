@@ -334,6 +334,79 @@ def _accuracy(pred, labels, mask) -> float:
     return float(np.mean(pred[mask] == labels[mask])) if mask.any() else float("nan")
 
 
+def _prepare_training(
+    who, adjacency, features, labels, train_mask, val_mask, test_mask, *, hidden, epochs, lr,
+    dropout, weight_decay, early_stopping, normalize_features, seed, dtype,
+):
+    """Check the training inputs and build the operator, features, masks and model.
+
+    Shared by :func:`train_gcn` and :func:`graphpar.dist.gcn.train_gcn_distributed`;
+    ``who`` names the caller in errors. ``adjacency`` may be a Planetoid data set.
+    """
+    if features is None and hasattr(adjacency, "features"):
+        data = adjacency
+        adjacency, features, labels = data.adjacency, data.features, data.labels
+        train_mask, val_mask, test_mask = data.train_mask, data.val_mask, data.test_mask
+    if features is None or labels is None or train_mask is None:
+        raise TypeError(f"{who} needs adjacency, features, labels and train_mask")
+    if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
+        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr!r}")
+    if not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
+    if early_stopping is not None and (
+        int(early_stopping) != early_stopping or early_stopping < 1
+    ):
+        raise ValueError(
+            f"early_stopping must be a positive integer or None, got {early_stopping!r}"
+        )
+    dtype = np.dtype(dtype)
+    op = gcn_normalize(adjacency, dtype=dtype)
+    n = op.shape[0]
+    labels = np.asarray(labels)
+    if labels.shape != (n,) or labels.dtype.kind not in "iu":
+        raise ValueError(
+            f"labels must be integers of shape ({n},), got {labels.dtype} {labels.shape}"
+        )
+    train_mask = _check_mask(train_mask, n, "train_mask")
+    val_mask = _check_mask(val_mask if val_mask is not None else np.zeros(n, bool), n, "val_mask")
+    test_mask = _check_mask(
+        test_mask if test_mask is not None else np.zeros(n, bool), n, "test_mask"
+    )
+    if features.shape[0] != n:
+        raise ValueError(f"features have {features.shape[0]} rows but the graph has {n} vertices")
+    X = _row_normalize(features, dtype) if normalize_features else (
+        sp.csr_array(features, dtype=dtype) if sp.issparse(features)
+        else np.asarray(features, dtype=dtype)
+    )
+    n_classes = int(labels[train_mask | val_mask | test_mask].max()) + 1
+    model = GCN(X.shape[1], n_classes, hidden=hidden, dropout=dropout, seed=seed, dtype=dtype)
+    return op, X, labels, train_mask, val_mask, test_mask, model
+
+
+def adam_step(params, grads, m, v, epoch: int, lr: float,
+              b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> None:
+    """One Adam update in TensorFlow's form, in place on ``params``, ``m`` and ``v``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p, g = [np.ones(2)], [np.ones(2)]
+    >>> m, v = [np.zeros(2)], [np.zeros(2)]
+    >>> adam_step(p, g, m, v, 1, 0.1)
+    >>> p[0].round(6)
+    array([0.9, 0.9])
+    """
+    lr_t = lr * np.sqrt(1 - b2**epoch) / (1 - b1**epoch)
+    for p, g, mi, vi in zip(params, grads, m, v, strict=True):
+        mi *= b1
+        mi += (1 - b1) * g
+        vi *= b2
+        vi += (1 - b2) * g * g
+        p -= (lr_t * mi / (np.sqrt(vi) + eps)).astype(p.dtype)
+
+
 def train_gcn(
     adjacency,
     features=None,
@@ -391,46 +464,12 @@ def train_gcn(
     >>> round(result.test_accuracy, 2)  # doctest: +SKIP
     0.81
     """
-    if features is None and hasattr(adjacency, "features"):
-        data = adjacency
-        adjacency, features, labels = data.adjacency, data.features, data.labels
-        train_mask, val_mask, test_mask = data.train_mask, data.val_mask, data.test_mask
-    if features is None or labels is None or train_mask is None:
-        raise TypeError("train_gcn needs adjacency, features, labels and train_mask")
-    if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr!r}")
-    if not weight_decay >= 0:
-        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
-    if early_stopping is not None and (
-        int(early_stopping) != early_stopping or early_stopping < 1
-    ):
-        raise ValueError(
-            f"early_stopping must be a positive integer or None, got {early_stopping!r}"
-        )
-    dtype = np.dtype(dtype)
-    op = gcn_normalize(adjacency, dtype=dtype)
-    n = op.shape[0]
-    labels = np.asarray(labels)
-    if labels.shape != (n,) or labels.dtype.kind not in "iu":
-        raise ValueError(
-            f"labels must be integers of shape ({n},), got {labels.dtype} {labels.shape}"
-        )
-    train_mask = _check_mask(train_mask, n, "train_mask")
-    val_mask = _check_mask(val_mask if val_mask is not None else np.zeros(n, bool), n, "val_mask")
-    test_mask = _check_mask(
-        test_mask if test_mask is not None else np.zeros(n, bool), n, "test_mask"
+    op, X, labels, train_mask, val_mask, test_mask, model = _prepare_training(
+        "train_gcn", adjacency, features, labels, train_mask, val_mask, test_mask,
+        hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
+        early_stopping=early_stopping, normalize_features=normalize_features, seed=seed,
+        dtype=dtype,
     )
-    if features.shape[0] != n:
-        raise ValueError(f"features have {features.shape[0]} rows but the graph has {n} vertices")
-    X = _row_normalize(features, dtype) if normalize_features else (
-        sp.csr_array(features, dtype=dtype) if sp.issparse(features)
-        else np.asarray(features, dtype=dtype)
-    )
-    n_classes = int(labels[train_mask | val_mask | test_mask].max()) + 1
-    model = GCN(X.shape[1], n_classes, hidden=hidden, dropout=dropout, seed=seed, dtype=dtype)
-    b1, b2, eps = 0.9, 0.999, 1e-8
     m = [np.zeros_like(p) for p in model.params]
     v = [np.zeros_like(p) for p in model.params]
     hist = {"loss": [], "train_accuracy": [], "val_loss": [], "val_accuracy": []}
@@ -440,13 +479,7 @@ def train_gcn(
         loss, grads, Z2 = model.loss_and_grad(
             op, X, labels, train_mask, weight_decay=weight_decay, rng=model.rng
         )
-        lr_t = lr * np.sqrt(1 - b2**epoch) / (1 - b1**epoch)
-        for p, g, mi, vi in zip(model.params, grads, m, v, strict=True):
-            mi *= b1
-            mi += (1 - b1) * g
-            vi *= b2
-            vi += (1 - b2) * g * g
-            p -= (lr_t * mi / (np.sqrt(vi) + eps)).astype(p.dtype)
+        adam_step(model.params, grads, m, v, epoch, lr)
         train_acc = _accuracy(Z2.argmax(axis=1), labels, train_mask)
         if val_mask.any():
             val_loss, _, Zv = model.loss_and_grad(

@@ -501,42 +501,18 @@ def train_gcn_distributed(
     import time
 
     from graphpar.dist.halo import _comm, gather_volume
-    from graphpar.gcn import gcn_normalize
-    from graphpar.gcn_model import GCN, TrainResult, _check_mask, _row_normalize
+    from graphpar.gcn_model import TrainResult, _prepare_training, adam_step
 
     comm = _comm(comm)
-    if features is None and hasattr(adjacency, "features"):
-        data = adjacency
-        adjacency, features, labels = data.adjacency, data.features, data.labels
-        train_mask, val_mask, test_mask = data.train_mask, data.val_mask, data.test_mask
-    if features is None or labels is None or train_mask is None:
-        raise TypeError("train_gcn_distributed needs adjacency, features, labels and train_mask")
-    if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr!r}")
-    if not weight_decay >= 0:
-        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
-    dtype = np.dtype(dtype)
-    op = gcn_normalize(adjacency, dtype=dtype)
-    n = op.shape[0]
-    labels = np.asarray(labels)
-    if labels.shape != (n,) or labels.dtype.kind not in "iu":
-        raise ValueError(
-            f"labels must be integers of shape ({n},), got {labels.dtype} {labels.shape}")
-    train_mask = _check_mask(train_mask, n, "train_mask")
-    val_mask = _check_mask(val_mask if val_mask is not None else np.zeros(n, bool), n, "val_mask")
-    test_mask = _check_mask(test_mask if test_mask is not None else np.zeros(n, bool), n,
-                            "test_mask")
+    op, X, labels, train_mask, val_mask, test_mask, model = _prepare_training(
+        "train_gcn_distributed", adjacency, features, labels, train_mask, val_mask, test_mask,
+        hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
+        early_stopping=early_stopping, normalize_features=normalize_features, seed=seed,
+        dtype=dtype,
+    )
     if not train_mask.any():
         raise ValueError("mask selects no vertices")
-    if features.shape[0] != n:
-        raise ValueError(f"features have {features.shape[0]} rows but the graph has {n} vertices")
-    X = _row_normalize(features, dtype) if normalize_features else (
-        sp.csr_array(features, dtype=dtype) if sp.issparse(features)
-        else np.asarray(features, dtype=dtype))
-    n_classes = int(labels[train_mask | val_mask | test_mask].max()) + 1
-    model = GCN(X.shape[1], n_classes, hidden=hidden, dropout=dropout, seed=seed, dtype=dtype)
+    dtype = np.dtype(dtype)
 
     dop = distribute(sp.csr_array(op), method=method, seed=partition_seed, comm=comm,
                      dtype=dtype, mode=mode)
@@ -546,7 +522,6 @@ def train_gcn_distributed(
     lab = labels[rows]
     tr, va, te = train_mask[rows], val_mask[rows], test_mask[rows]
     n_tr, n_va = int(train_mask.sum()), int(val_mask.sum())
-    b1, b2, eps = 0.9, 0.999, 1e-8
     mom = [np.zeros_like(p) for p in model.params]
     vel = [np.zeros_like(p) for p in model.params]
     hist = {"loss": [], "train_accuracy": [], "val_loss": [], "val_accuracy": []}
@@ -556,13 +531,7 @@ def train_gcn_distributed(
     bytes0 = (dm.halo_bytes, dm.allreduce_bytes)
     for epoch in range(1, int(epochs) + 1):
         loss, correct, grads = dm.loss_and_grad(lab, tr, n_tr, weight_decay, model.rng)
-        lr_t = lr * np.sqrt(1 - b2**epoch) / (1 - b1**epoch)
-        for p, g, mi, vi in zip(model.params, grads, mom, vel, strict=True):
-            mi *= b1
-            mi += (1 - b1) * g
-            vi *= b2
-            vi += (1 - b2) * g * g
-            p -= (lr_t * mi / (np.sqrt(vi) + eps)).astype(p.dtype)
+        adam_step(model.params, grads, mom, vel, epoch, lr)
         train_acc = correct / n_tr
         if n_va:
             val_loss, vc, _ = dm.loss_and_grad(lab, va, n_va, weight_decay, None, grad=False)
