@@ -58,6 +58,14 @@ def validate_graph(
     ValueError: csgraph has a negative edge weight: edge (0, 1, -1.0); this method needs \
 weights >= 0
     """
+    return _validate_with_max_weight(csgraph, directed, weights, name)[0]
+
+
+def _validate_with_max_weight(csgraph, directed, weights, name) -> tuple[Graph, float]:
+    """:func:`validate_graph`, also returning the largest finite weight ``>= 0`` (0.0 if none).
+
+    The weight check and the maximum come from the same pass over the weights.
+    """
     if isinstance(csgraph, Graph):
         g = csgraph
     elif sp.issparse(csgraph):
@@ -88,21 +96,21 @@ weights >= 0
         g = Graph.from_dense(arr, directed=True)
     if not directed:
         g = g.symmetrized()
-    _check_weights(g, weights, name)
-    return g
+    return g, _check_weights(g, weights, name)
 
 
-def _check_weights(g: Graph, rule: str, name: str) -> None:
+def _check_weights(g: Graph, rule: str, name: str) -> float:
+    """Raise for a weight ``rule`` rejects; return the largest finite weight >= 0 (0.0 if none)."""
     if rule not in ("nonnegative", "finite", "any"):
         raise ValueError(f"weights rule must be 'nonnegative', 'finite' or 'any', got {rule!r}")
     if g.weights.size == 0:
-        return
+        return 0.0
     chunks = 64 if g.weights.size >= 1 << 20 else 1
-    k, code = _csr.first_bad_weight(
+    k, code, wmax = _csr.first_bad_weight(
         g.weights, rule in ("nonnegative", "finite"), rule == "finite", chunks
     )
     if k < 0:
-        return
+        return float(wmax)
     u = int(np.searchsorted(g.indptr, k, side="right") - 1)
     edge = f"edge ({u}, {int(g.indices[k])}, {float(g.weights[k])})"
     if code == 1:

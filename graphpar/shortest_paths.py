@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from graphpar._validation import check_sources, validate_graph
+from graphpar._validation import _validate_with_max_weight, check_sources, validate_graph
 from graphpar.graph import Graph
 from graphpar.kernels import sssp as _k
 
@@ -52,10 +52,13 @@ def default_delta(graph: Graph) -> float:
     """
     if graph.n == 0 or graph.nnz == 0:
         return 1.0
-    wmax = _max_finite_weight(graph.weights)
-    if wmax <= 0:
+    return _delta_rule(graph.n, graph.nnz, _max_finite_weight(graph.weights))
+
+
+def _delta_rule(n: int, nnz: int, wmax: float) -> float:
+    if n == 0 or nnz == 0 or wmax <= 0:
         return 1.0
-    return float(min(2.0 * wmax / max(graph.nnz / graph.n, 1.0), wmax))
+    return float(min(2.0 * wmax / max(nnz / n, 1.0), wmax))
 
 
 def _max_finite_weight(w: np.ndarray) -> float:
@@ -96,11 +99,12 @@ def _arrays(g: Graph):
     )
 
 
-def _plan(g: Graph, delta: float | None) -> tuple[float, int]:
-    """Effective delta and number of circular bins."""
+def _plan(g: Graph, delta: float | None, wmax: float | None = None) -> tuple[float, int]:
+    """Effective delta and number of circular bins (``wmax``: largest finite weight, if known)."""
+    if wmax is None:
+        wmax = _max_finite_weight(g.weights)
     if delta is None:
-        delta = default_delta(g)
-    wmax = _max_finite_weight(g.weights)
+        delta = _delta_rule(g.n, g.nnz, wmax)
     delta = max(delta, wmax / MAX_BINS)
     nbins = int(math.ceil(wmax / delta)) + 3
     return delta, nbins
@@ -219,14 +223,15 @@ def sssp(
         raise ValueError(f"method must be 'delta-stepping' or 'dijkstra', got {method!r}")
     delta = _check_delta(delta)
     limit = _check_limit(limit)
-    g = validate_graph(csgraph, directed)
+    g, wmax = _validate_with_max_weight(csgraph, directed, "nonnegative", "csgraph")
     sources, scalar = check_sources(source, g.n)
     from graphpar.threads import get_threads, set_threads
 
     before = get_threads()
     nthreads = before if threads is None else set_threads(threads)
     try:
-        dist, pred = _solve(g, sources, method, delta, limit, nthreads, return_predecessors)
+        dist, pred = _solve(g, sources, method, delta, limit, nthreads, return_predecessors,
+                            wmax=wmax)
     finally:
         if threads is not None:
             set_threads(before)
@@ -236,10 +241,10 @@ def sssp(
     return (dist, pred) if return_predecessors else dist
 
 
-def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None):
+def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None, wmax=None):
     n = g.n
     arrays = _arrays(g)
-    delta_eff, nbins = _plan(g, delta)
+    delta_eff, nbins = _plan(g, delta, wmax)
     dist = np.empty((sources.size, n), dtype=np.float64)
     scratch = np.empty(n, dtype=np.float64)
     pred = None

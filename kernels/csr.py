@@ -81,33 +81,65 @@ def first_bad_index(indices, n):
     return -1
 
 
+_INF_BITS = np.int64(0x7FF0000000000000)
+_ABS_MASK = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(cache=True)
+def _weight_flags(bits, lo, hi, reject_negative, reject_inf):
+    """Count the rule-breaking weights in ``bits[lo:hi]`` and take the largest finite one >= 0.
+
+    Integer tests on the IEEE bit patterns with no early exit, so the loop
+    vectorises. Returns ``(bad, max_bits)``.
+    """
+    bad = np.int64(0)
+    mx = np.int64(0)
+    for k in range(lo, hi):
+        b = bits[k]
+        a = b & _ABS_MASK
+        neg = (b < 0) & (a != 0)  # -0.0 is not negative; -inf is
+        bad += (a > _INF_BITS) | (reject_negative & neg) | (reject_inf & (a == _INF_BITS))
+        mx = max(mx, b if b < _INF_BITS else 0)
+    return bad, mx
+
+
 @njit(parallel=True, cache=True)
 def first_bad_weight(w, reject_negative, reject_inf, chunks):
-    """Return ``(k, code)`` for the first weight that breaks the rule, or ``(-1, 0)``.
+    """Return ``(k, code, wmax)``: the first weight that breaks the rule, and the largest one.
 
-    ``code`` is 1 for NaN, 2 for a negative weight (when ``reject_negative``)
-    and 3 for an infinite one (when ``reject_inf``). One pass over ``w`` in
-    ``chunks`` parallel pieces; the earliest offending position wins.
+    ``k`` is -1 (and ``code`` 0) when every weight passes; ``code`` is 1 for
+    NaN, 2 for a negative weight (when ``reject_negative``) and 3 for an
+    infinite one (when ``reject_inf``). ``wmax`` is the largest finite
+    weight ``>= 0`` (0.0 when there is none).
+
+    One pass over ``w`` in ``chunks`` parallel pieces; only a piece that
+    fails is searched again for the position. The earliest offending
+    position wins. ``-0.0`` is not negative.
     """
+    bits = w.view(np.int64)
     m = w.size
     first = np.full(chunks, m, dtype=np.int64)
+    top = np.zeros(chunks, dtype=np.int64)
     for c in prange(chunks):
         lo = m * c // chunks
         hi = m * (c + 1) // chunks
-        for k in range(lo, hi):
-            x = w[k]
-            if x != x or (reject_negative and x < 0) or (reject_inf and np.isinf(x)):
-                first[c] = k
-                break
+        bad, top[c] = _weight_flags(bits, lo, hi, reject_negative, reject_inf)
+        if bad != 0:
+            for k in range(lo, hi):
+                x = w[k]
+                if x != x or (reject_negative and x < 0) or (reject_inf and np.isinf(x)):
+                    first[c] = k
+                    break
     k = m
     for c in range(chunks):
-        if first[c] < k:
-            k = first[c]
+        k = min(k, first[c])
+    wmax = top.max() if chunks > 0 else np.int64(0)
+    wmax = np.array([wmax]).view(np.float64)[0]
     if k == m:
-        return -1, 0
+        return -1, 0, wmax
     x = w[k]
     if x != x:
-        return k, 1
+        return k, 1, wmax
     if reject_negative and x < 0:
-        return k, 2
-    return k, 3
+        return k, 2, wmax
+    return k, 3, wmax

@@ -10,7 +10,7 @@ Layout of the search state (all flat arrays, no Python objects):
   fixed-size chunks taken from one shared chunk pool (``items``, ``meta``),
   through per-thread free lists and an atomic bump allocator; when the pool
   runs out mid-step the vertex is flagged and re-filed after the step.
-  ``K`` covers ``max_weight / delta`` bins, so live bins never collide.
+  ``K`` (a power of two) covers ``max_weight / delta`` bins, so live bins never collide.
   Per-thread and per-chunk bookkeeping sits in 64-byte rows (no false
   sharing), and the hot loop is one function: passing arrays to helper
   functions would make Numba touch their reference counts atomically on
@@ -23,8 +23,9 @@ Layout of the search state (all flat arrays, no Python objects):
   Large bins are left for the next step, where all threads share them. A
   step expected to relax fewer than ``SERIAL_EDGES`` edges (bin size times
   mean degree) runs on the calling thread alone: waking the other threads
-  would cost more than it saves. Numba's ``prange`` is fork-join, so there is no barrier to deadlock
-  on, whatever the threading layer.
+  would cost more than it saves, and there plain stores replace the
+  compare-and-swap. Numba's ``prange`` is fork-join, so there is no barrier
+  to deadlock on, whatever the threading layer.
 * ``done[u]`` remembers the distance ``u`` was last relaxed with, so stale
   and duplicate bin entries cost one comparison.
 
@@ -39,14 +40,16 @@ from numba import njit, prange
 
 CHUNK = 64
 FUSE_THRESHOLD = 1000
-SERIAL_EDGES = 16384
+SERIAL_EDGES = 2048
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
 
 
 @njit(inline="always")
-def _bin_of(d, delta, cur, K):
-    q = d / delta
+def _bin_of(d, inv_delta, cur, K):
+    # any bin >= cur is correct (the search runs to the fixpoint), so a product with the
+    # rounded reciprocal serves as well as an exact division and costs far less
+    q = d * inv_delta
     b = np.int64(q) if q < _BIN_CAP else np.int64(_BIN_CAP)
     if b < cur:
         b = cur
@@ -67,16 +70,20 @@ COUNT = 2
 
 
 @njit(cache=True)
-def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, delta, cur,
-                 K, bins, items, meta, free, alloc, cap, overflow, dirty):
+def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, inv_delta,
+                 cur, K, bins, items, meta, free, alloc, cap, overflow, dirty, atomic):
     """One thread's share of a step: frontier chunks through the shared cursor, then bin
     fusion on its own current bin while that stays small. Returns edges relaxed.
+
+    ``atomic`` is False when the calling thread runs the step alone: a plain store
+    then replaces the compare-and-swap, whose lock prefix also stalls the loads in
+    flight. ``K`` is a power of two, so a slot is ``bin & (K - 1)``.
 
     Written as one function on purpose: passing arrays to helper functions makes Numba
     update their reference counts with atomic instructions on every call.
     """
     work = 0
-    s = cur % K
+    s = cur & (K - 1)
     from_frontier = True
     h = -1
     while True:
@@ -120,12 +127,15 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit
                 v = indices[e]
                 old = dist[v]
                 while nd < old:
-                    seen = cas(dist, v, old, nd)
-                    if seen != old:
-                        old = seen
-                        continue
+                    if atomic:
+                        seen = cas(dist, v, old, nd)
+                        if seen != old:
+                            old = seen
+                            continue
+                    else:
+                        dist[v] = nd
                     # push v into this thread's bin for nd
-                    sl = _bin_of(nd, delta, cur, K) % K
+                    sl = _bin_of(nd, inv_delta, cur, K) & (K - 1)
                     tc = bins[t, sl, TAIL]
                     if tc == -1 or meta[tc, FILL] == CHUNK:
                         nc = free[t, 0]
@@ -158,18 +168,18 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit
 
 
 @njit(parallel=True, cache=True)
-def _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, delta, cur,
-          K, bins, items, meta, free, alloc, cap, overflow, dirty, work):
+def _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, inv_delta,
+          cur, K, bins, items, meta, free, alloc, cap, overflow, dirty, work):
     for t in prange(nthreads):
         work[t, 0] += _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done,
-                                   limit, delta, cur, K, bins, items, meta, free, alloc, cap,
-                                   overflow, dirty)
+                                   limit, inv_delta, cur, K, bins, items, meta, free, alloc,
+                                   cap, overflow, dirty, True)
 
 
 @njit(cache=True)
 def _push_serial(t, v, b, K, bins, items, meta, free, alloc):
     """Push outside a parallel step (the source, re-filed vertices); the pool has room."""
-    sl = b % K
+    sl = b & (K - 1)
     tc = bins[t, sl, TAIL]
     if tc == -1 or meta[tc, FILL] == CHUNK:
         nc = free[t, 0]
@@ -197,7 +207,7 @@ def _min_bin(bins, cur, K):
     best = NONE
     for t in range(bins.shape[0]):
         for k in range(K):
-            if bins[t, (cur + k) % K, COUNT] > 0:
+            if bins[t, (cur + k) & (K - 1), COUNT] > 0:
                 if cur + k < best:
                     best = cur + k
                 break
@@ -205,16 +215,22 @@ def _min_bin(bins, cur, K):
 
 
 @njit(cache=True)
-def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, dist, done):
+def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nthreads, dist,
+                   done):
     """Fill ``dist`` (preset to inf) with shortest distances from ``source``.
 
-    ``done`` is scratch of length n. ``K`` must be at least
-    ``ceil(max_weight / delta) + 2``. Returns ``(edges relaxed, steps, parallel
-    regions)``: steps expected to relax fewer than ``SERIAL_EDGES`` edges run on
-    the calling thread alone, since waking the others would cost more.
+    ``done`` is scratch of length n. ``min_bins`` must be at least
+    ``ceil(max_weight / delta) + 2``; the search uses the next power of two.
+    Returns ``(edges relaxed, steps, parallel regions)``: steps expected to
+    relax fewer than ``SERIAL_EDGES`` edges run on the calling thread alone,
+    since waking the others would cost more.
     """
     n = indptr.size - 1
     nnz = indptr[n]
+    K = np.int64(1)
+    while K < min_bins:
+        K *= 2
+    inv_delta = 1.0 / delta
     cap = n // CHUNK + nthreads * (K + 2) + 64
     items = np.empty(cap * CHUNK, dtype=np.int64)
     meta = np.empty((cap, 8), dtype=np.int64)
@@ -259,15 +275,15 @@ def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, 
             for v in range(n):
                 if dirty[v] != 0:
                     dirty[v] = 0
-                    _push_serial(0, v, _bin_of(dist[v], delta, cur, K), K, bins, items, meta,
-                                 free, alloc)
+                    _push_serial(0, v, _bin_of(dist[v], inv_delta, cur, K), K, bins, items,
+                                 meta, free, alloc)
             overflow[0] = 0
         nb = _min_bin(bins, cur, K)
         if nb == NONE:
             break
         cur = nb
         steps += 1
-        s = cur % K
+        s = cur & (K - 1)
         nfr = 0
         total = 0
         for t in range(nthreads):
@@ -284,11 +300,12 @@ def delta_stepping(indptr, indices, weights, source, delta, K, limit, nthreads, 
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
             work[0, 0] += _thread_work(0, fr, nfr, cursor, indptr, indices, weights, dist,
-                                       done, limit, delta, cur, K, bins, items, meta, free,
-                                       alloc, cap, overflow, dirty)
+                                       done, limit, inv_delta, cur, K, bins, items, meta,
+                                       free, alloc, cap, overflow, dirty, False)
         else:
             _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit,
-                  delta, cur, K, bins, items, meta, free, alloc, cap, overflow, dirty, work)
+                  inv_delta, cur, K, bins, items, meta, free, alloc, cap, overflow, dirty,
+                  work)
             regions += 1
         # hand the frontier's chunks back, spread over the threads' free lists
         for k in range(nfr):

@@ -470,3 +470,32 @@ def test_one_vertex_with_a_self_loop():
     g = validate_graph(np.array([[3.0]]))
     assert graph_edge_dict(g) == {(0, 0): 3.0}
     assert graph_edge_dict(g.symmetrized()) == {(0, 0): 3.0}
+
+
+def _first_bad_naive(w, reject_negative, reject_inf):
+    for k, x in enumerate(w.tolist()):
+        if x != x:
+            return k, 1
+        if reject_negative and x < 0:
+            return k, 2
+        if reject_inf and reject_negative and x in (np.inf, -np.inf):
+            return k, 3
+    return -1, 0
+
+
+@pytest.mark.parametrize("chunks", [1, 7, 64])
+@pytest.mark.parametrize("rule", [(True, False), (True, True), (False, False)])
+def test_weight_scan_finds_the_first_bad_weight_and_the_largest_one(chunks, rule):
+    from graphpar.kernels.csr import first_bad_weight
+
+    rng = np.random.default_rng(chunks)
+    for trial in range(20):
+        w = rng.uniform(0, 100, size=int(rng.integers(1, 30_000)))
+        w[rng.integers(0, w.size, 3)] = -0.0  # not negative
+        for _ in range(int(rng.integers(0, 3))):
+            w[rng.integers(0, w.size)] = rng.choice([np.nan, -1.5, np.inf, -np.inf, 1e300])
+        k, code, wmax = first_bad_weight(w, rule[0], rule[1], chunks)
+        assert (k, code) == _first_bad_naive(w, *rule), trial
+        if k == -1:
+            fin = w[np.isfinite(w) & (w >= 0)]
+            assert wmax == (fin.max() if fin.size else 0.0)
