@@ -110,14 +110,14 @@ def _plan(g: Graph, delta: float | None, wmax: float | None = None) -> tuple[flo
     return delta, nbins
 
 
-def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, scratch):
+def _run_one(arrays, s, method, delta, nbins, limit, threads, dist):
     """One search; returns (edges relaxed, steps, parallel regions)."""
     indptr, indices, weights = arrays
     dist.fill(np.inf)
     if method == "dijkstra":
         return int(_k.dijkstra(indptr, indices, weights, s, limit, dist)), 0, 0
     w, steps, regions = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit,
-                                          threads, dist, scratch)
+                                          threads, dist)
     return int(w), int(steps), int(regions)
 
 
@@ -246,14 +246,13 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None, wm
     arrays = _arrays(g)
     delta_eff, nbins = _plan(g, delta, wmax)
     dist = np.empty((sources.size, n), dtype=np.float64)
-    scratch = np.empty(n, dtype=np.float64)
     pred = None
     if want_pred:
         pred = np.empty((sources.size, n), dtype=np.int32 if n <= 2**31 - 1 else np.int64)
         tree = np.empty(n, dtype=np.int64)
     relaxed = steps = regions = 0
     for i, s in enumerate(sources):
-        r = _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i], scratch)
+        r = _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i])
         relaxed, steps, regions = relaxed + r[0], steps + r[1], regions + r[2]
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
@@ -272,7 +271,7 @@ def _why_wrong(g: Graph, source: int, dist: np.ndarray, limit: float, against_di
     msg = _k.check_distances(*arrays, source, dist, limit)
     if msg is None and against_dijkstra:
         ref = np.empty(g.n, dtype=np.float64)
-        _run_one(arrays, source, "dijkstra", 1.0, 1, limit, 1, ref, None)
+        _run_one(arrays, source, "dijkstra", 1.0, 1, limit, 1, ref)
         diff = np.flatnonzero(~((ref == dist) | (np.isnan(ref) & np.isnan(dist))))
         if diff.size:
             v = int(diff[0])

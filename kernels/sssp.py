@@ -26,8 +26,11 @@ Layout of the search state (all flat arrays, no Python objects):
   would cost more than it saves, and there plain stores replace the
   compare-and-swap. Numba's ``prange`` is fork-join, so there is no barrier
   to deadlock on, whatever the threading layer.
-* ``done[u]`` remembers the distance ``u`` was last relaxed with, so stale
-  and duplicate bin entries cost one comparison.
+* A bin entry is a vertex and the distance it was pushed with
+  (``items``, ``item_d``). An entry whose distance is no longer ``dist[u]``
+  is stale (a later push holds the lower one) and costs one comparison. No
+  per-vertex flag array is needed, which on road graphs saves a cache miss
+  per vertex.
 
 Distances are exact: the search is label-correcting and only stops at the
 fixpoint ``d[v] = min(d[v], fl(d[u] + w))`` over every edge, which is what a
@@ -36,9 +39,11 @@ serial Dijkstra computes (addition is monotone for ``w >= 0``).
 
 import numpy as np
 from graphpar.kernels.atomics import cas, fetch_add
+from graphpar.kernels.prefetch import prefetch
 from numba import njit, prange
 
 CHUNK = 64
+AHEAD = 8
 FUSE_THRESHOLD = 1000
 SERIAL_EDGES = 2048
 NONE = np.int64(2**62)
@@ -70,8 +75,8 @@ COUNT = 2
 
 
 @njit(cache=True)
-def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, inv_delta,
-                 cur, K, bins, items, meta, free, alloc, cap, overflow, dirty, atomic):
+def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, limit, inv_delta,
+                 cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, atomic):
     """One thread's share of a step: frontier chunks through the shared cursor, then bin
     fusion on its own current bin while that stays small. Returns edges relaxed.
 
@@ -111,12 +116,22 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit
             owned = True
         # ---- relax every vertex of chunk c
         base = c * CHUNK
-        for j in range(meta[c, FILL]):
+        fill = meta[c, FILL]
+        for j in range(fill):
+            # two-stage prefetch: the offsets and distance of the vertex AHEAD pops on,
+            # the edges of the one AHEAD // 2 on (its offsets arrived by now)
+            if j + AHEAD < fill:
+                ua = items[base + j + AHEAD]
+                prefetch(indptr, ua)
+                prefetch(dist, ua)
+            if j + AHEAD // 2 < fill:
+                ea = indptr[items[base + j + AHEAD // 2]]
+                prefetch(indices, ea)
+                prefetch(weights, ea)
             u = items[base + j]
-            du = dist[u]
-            if du == done[u]:
-                continue  # already relaxed with this distance
-            done[u] = du
+            du = item_d[base + j]
+            if dist[u] != du:
+                continue  # stale: u was pushed again with a lower distance
             ea = indptr[u]
             eb = indptr[u + 1]
             work += eb - ea
@@ -158,6 +173,7 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit
                         tc = nc
                     f = meta[tc, FILL]
                     items[tc * CHUNK + f] = v
+                    item_d[tc * CHUNK + f] = nd
                     meta[tc, FILL] = f + 1
                     bins[t, sl, COUNT] += 1
                     break
@@ -168,16 +184,17 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done, limit
 
 
 @njit(parallel=True, cache=True)
-def _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit, inv_delta,
-          cur, K, bins, items, meta, free, alloc, cap, overflow, dirty, work):
+def _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, limit, inv_delta,
+          cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, work):
     for t in prange(nthreads):
-        work[t, 0] += _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, done,
-                                   limit, inv_delta, cur, K, bins, items, meta, free, alloc,
+        work[t, 0] += _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist,
+                                   limit, inv_delta, cur, K, bins, items, item_d, meta, free,
+                                   alloc,
                                    cap, overflow, dirty, True)
 
 
 @njit(cache=True)
-def _push_serial(t, v, b, K, bins, items, meta, free, alloc):
+def _push_serial(t, v, d, b, K, bins, items, item_d, meta, free, alloc):
     """Push outside a parallel step (the source, re-filed vertices); the pool has room."""
     sl = b & (K - 1)
     tc = bins[t, sl, TAIL]
@@ -198,6 +215,7 @@ def _push_serial(t, v, b, K, bins, items, meta, free, alloc):
         tc = nc
     f = meta[tc, FILL]
     items[tc * CHUNK + f] = v
+    item_d[tc * CHUNK + f] = d
     meta[tc, FILL] = f + 1
     bins[t, sl, COUNT] += 1
 
@@ -215,11 +233,10 @@ def _min_bin(bins, cur, K):
 
 
 @njit(cache=True)
-def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nthreads, dist,
-                   done):
+def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nthreads, dist):
     """Fill ``dist`` (preset to inf) with shortest distances from ``source``.
 
-    ``done`` is scratch of length n. ``min_bins`` must be at least
+    ``min_bins`` must be at least
     ``ceil(max_weight / delta) + 2``; the search uses the next power of two.
     Returns ``(edges relaxed, steps, parallel regions)``: steps expected to
     relax fewer than ``SERIAL_EDGES`` edges run on the calling thread alone,
@@ -233,6 +250,7 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     inv_delta = 1.0 / delta
     cap = n // CHUNK + nthreads * (K + 2) + 64
     items = np.empty(cap * CHUNK, dtype=np.int64)
+    item_d = np.empty(cap * CHUNK, dtype=np.float64)
     meta = np.empty((cap, 8), dtype=np.int64)
     bins = np.empty((nthreads, K, 8), dtype=np.int64)
     bins[:, :, HEAD] = -1
@@ -245,11 +263,9 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     work = np.zeros((nthreads, 8), dtype=np.int64)
     cursor = np.zeros(8, dtype=np.int64)
     fr = np.empty(cap, dtype=np.int64)
-    for i in range(n):
-        done[i] = -np.inf
     dist[source] = 0.0
     cur = np.int64(0)
-    _push_serial(0, source, 0, K, bins, items, meta, free, alloc)
+    _push_serial(0, source, 0.0, 0, K, bins, items, item_d, meta, free, alloc)
     steps = 0
     regions = 0
     while True:
@@ -268,6 +284,9 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             meta2 = np.empty((newcap, 8), dtype=np.int64)
             meta2[:cap] = meta
             items = items2
+            item_d2 = np.empty(newcap * CHUNK, dtype=np.float64)
+            item_d2[: cap * CHUNK] = item_d
+            item_d = item_d2
             meta = meta2
             alloc[0] = used
             cap = newcap
@@ -275,8 +294,8 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             for v in range(n):
                 if dirty[v] != 0:
                     dirty[v] = 0
-                    _push_serial(0, v, _bin_of(dist[v], inv_delta, cur, K), K, bins, items,
-                                 meta, free, alloc)
+                    _push_serial(0, v, dist[v], _bin_of(dist[v], inv_delta, cur, K), K, bins,
+                                 items, item_d, meta, free, alloc)
             overflow[0] = 0
         nb = _min_bin(bins, cur, K)
         if nb == NONE:
@@ -300,12 +319,12 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
             work[0, 0] += _thread_work(0, fr, nfr, cursor, indptr, indices, weights, dist,
-                                       done, limit, inv_delta, cur, K, bins, items, meta,
+                                       limit, inv_delta, cur, K, bins, items, item_d, meta,
                                        free, alloc, cap, overflow, dirty, False)
         else:
-            _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, done, limit,
-                  inv_delta, cur, K, bins, items, meta, free, alloc, cap, overflow, dirty,
-                  work)
+            _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, limit,
+                  inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
+                  dirty, work)
             regions += 1
         # hand the frontier's chunks back, spread over the threads' free lists
         for k in range(nfr):

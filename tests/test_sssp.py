@@ -244,7 +244,7 @@ def test_int64_indices():
     g = Graph.from_scipy(A)
     ind64 = g.indices.astype(np.int64)
     d = np.full(g.n, np.inf)
-    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, 8, np.inf, 2, d, np.empty(g.n))
+    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, 8, np.inf, 2, d)
     np.testing.assert_array_equal(d, dijkstra(A, indices=0))
 
 
