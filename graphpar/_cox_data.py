@@ -169,5 +169,6 @@ class SortedCox:
         h = np.zeros((p, p))
         K.cox_block(self.X, self.eta, self.w, self.event, self.flags, self.smax,
                     self.chunk_start, self.chunk_stratum, self.ties, hess_mode,
-                    np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h)
+                    np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
+                    np.empty(p + 2))
         return float(ll[0]), g, h

@@ -52,13 +52,15 @@ the carry-out: the sums of the block's last stratum up to the block's end
 call's carry-out gives the log-likelihood, gradient and Hessian of ``[0, n)``
 as the sums of the two calls' outputs.
 
-For a distributed caller (one block per rank, ranks in row order): a first call
-with zero carry-in returns the block's own tail sums as carry-out; combine them
-with an exclusive scan whose operator is the *segmented* sum
+For a distributed caller (one block per rank, ranks in row order), sums of
+tails combine with an exclusive scan whose operator is the *segmented* sum
 ``a (+) b = b if b's block contains a stratum start else a + b`` (a row with
-``FLAG_STRATUM``); call again with the scanned carry-in; sum the log-likelihood,
-gradient and Hessian across ranks. With ``hess_mode = HESS_DIAG`` only the
-diagonal of ``carry_s2`` is used and filled.
+``FLAG_STRATUM``). S0 enters non-linearly, so its carry is scanned first
+(from each block's S0 tail); one call with that S0 carry and zero S1/S2
+carries then returns the block's S1/S2 tails as carry-out, and ``out_seg``
+says how the S1/S2 carries, scanned from those tails, change the block's
+gradient and Hessian, so no second call is needed. With
+``hess_mode = HESS_DIAG`` only the diagonal of ``carry_s2`` is used and filled.
 
 Within one process, :func:`cox_block` runs three passes: (1) in parallel over
 chunks, ``r = w exp(eta - shift)``, each chunk's S0 tail and the events'
@@ -407,11 +409,19 @@ def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
 
 @njit(parallel=True, cache=True)
 def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
-              carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess):
+              carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess, out_seg):
     """Log partial likelihood, gradient and Hessian of one block; see the module docstring.
 
     ``r`` (n,) is scratch space (left holding ``w exp(eta - shift)``).
     ``carry_*`` hold the carry-in on entry and the carry-out on return.
+
+    ``out_seg`` (p + 2,) receives ``[alpha, beta0, u]``: how the S1/S2 carry-in
+    enters the block's results, for a caller that learns it only afterwards
+    (a distributed one, whose S1/S2 carries are scanned from the carry-outs).
+    Run with the true S0 carry and S1/S2 carries ``C1``, ``C2``, the block's
+    gradient and Hessian equal those of a run with zero S1/S2 carries plus
+    ``-C1 alpha`` and ``-C2 alpha + beta0 C1 C1^T + C1 u^T + u C1^T``. All
+    zero when the block starts a stratum.
     """
     nc = chunk_start.size - 1
     p = X.shape[1]
@@ -462,15 +472,33 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
     ll = 0.0
     G = np.zeros(p)
     H = np.zeros((p, p))
+    # the carry-in's share of the corrections, over the chunks of the first stratum
+    # segment: chunk c sees the carry C1_in + P1 (P1: the block's own S1 before c)
+    in_first = True
+    seg_alpha = 0.0
+    seg_beta0 = 0.0
+    seg_u = np.zeros(p)
+    P1 = np.zeros(p)
     for c in range(nc):
         if (flags[chunk_start[c]] & FLAG_STRATUM) != 0:
             C1[:] = 0.0
             C2[:, :] = 0.0
+            in_first = False
         ll += llc[c] + lle[c]
         al = alpha[c]
         be = beta0[c]
         # the corrections were scaled by the chunk's S0 carry; scale the carries back
         sc = 1.0 / c0[c] if c0[c] > 0.0 else 0.0
+        if in_first:
+            seg_alpha += sc * al
+            seg_beta0 += sc * sc * be
+            for a in range(p):
+                seg_u[a] += sc * u[c, a] + sc * sc * be * P1[a]
+            if had[c]:
+                in_first = False
+            else:
+                for a in range(p):
+                    P1[a] += l1[c, a]
         for a in range(p):
             G[a] += g[c, a] - C1[a] * sc * al
         if hess_mode == HESS_FULL:
@@ -494,7 +522,10 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
                 C1[a] += l1[c, a]
             C2 += l2[c]
     out_ll[0] = ll
+    out_seg[0] = seg_alpha
+    out_seg[1] = seg_beta0
     for a in range(p):
+        out_seg[2 + a] = seg_u[a]
         out_grad[a] = G[a]
         carry_s1[a] = C1[a]
         for b in range(p):
@@ -537,93 +568,6 @@ def tie_flags(time, strata, flags):
         elif time[i] != time[i - 1]:
             f = FLAG_GROUP
         flags[i] = f
-
-
-@njit(cache=True, error_model="numpy")
-def first_segment_terms(X, r, w, event, group_starts, L, s0_carry, efron, out_u):
-    """The carry-correction sums of a block's first stratum segment, rows ``[0, L)``.
-
-    For a distributed caller whose block continues a stratum begun on a lower
-    rank: with the S1/S2 carries ``C1``, ``C2`` scanned after :func:`cox_block`
-    ran with zero S1/S2 carry-in, the block's gradient changes by
-    ``-C1 alpha`` and its Hessian by
-    ``-C2 alpha + beta0 C1 C1^T + C1 u^T + u C1^T``.
-
-    ``r`` holds ``w exp(eta - shift)`` as left by :func:`cox_block`;
-    ``group_starts`` (int64) the tie-group starts in ``[0, L)``; ``s0_carry``
-    the S0 carry-in. Per tie group ``g`` with events (total weight ``D``;
-    ``S0``, ``L1`` the running S0 and S1 at its end, S1 without carry):
-    ``a0 = D / S0`` and ``b0 = D / S0**2`` (Efron, a group of ``m > 1``
-    events: the sums over ``l = 0..m-1`` of ``(D/m) / d`` and
-    ``(D/m) / d**2``, ``d = S0 - (l/m) A`` with ``A`` the events' share of S0;
-    ``b1`` the sum of ``(l/m)(D/m) / d**2`` and ``A1`` the events' share of
-    ``L1``). Returns ``(alpha, beta0)``, the sums of ``a0`` and ``b0``, and
-    fills ``out_u`` (p,) with the sum of ``b0 L1 - b1 A1``. Rows of zero weight
-    count as absent. One serial pass over the rows.
-    """
-    p = X.shape[1]
-    ng = group_starts.size
-    has_w = w.size > 0
-    L1 = np.zeros(p)
-    A1 = np.zeros(p)
-    for j in range(p):
-        out_u[j] = 0.0
-    alpha = 0.0
-    beta0 = 0.0
-    cs = 0.0
-    for g in range(ng):
-        lo = group_starts[g]
-        hi = group_starts[g + 1] if g + 1 < ng else L
-        multi = efron and hi - lo > 1
-        if multi:
-            for j in range(p):
-                A1[j] = 0.0
-        m = 0
-        dw = 0.0
-        A = 0.0
-        for i in range(lo, hi):
-            ri = r[i]
-            cs += ri
-            for j in range(p):
-                L1[j] += ri * X[i, j]
-            wi = w[i] if has_w else 1.0
-            if event[i] != 0 and wi > 0:
-                m += 1
-                dw += wi
-                A += ri
-                if multi:
-                    for j in range(p):
-                        A1[j] += ri * X[i, j]
-        if m == 0:
-            continue
-        S0 = s0_carry + cs
-        if multi and m > 1:
-            wt = dw / m
-            a0 = 0.0
-            b0 = 0.0
-            b1 = 0.0
-            for q in range(m):
-                f = q / m
-                d = S0 - f * A
-                inv = wt / d
-                inv2 = inv * (1.0 / d)
-                a0 += inv
-                b0 += inv2
-                b1 += inv2 * f
-            for j in range(p):
-                out_u[j] += b0 * L1[j] - b1 * A1[j]
-        else:
-            a0 = dw / S0
-            b0 = a0 * (1.0 / S0)
-            if not np.isfinite(a0):  # S0 = 0: only rows of zero weight so far
-                a0 = 0.0
-            if not np.isfinite(b0):
-                b0 = 0.0
-            for j in range(p):
-                out_u[j] += b0 * L1[j]
-        alpha += a0
-        beta0 += b0
-    return alpha, beta0
 
 
 @njit(parallel=True, cache=True)

@@ -43,7 +43,7 @@ class Sorted:
         self.nstrata = int(strata.max()) + 1
         self.shift = np.array([self.eta[self.strata == s].max() for s in range(self.nstrata)])
 
-    def block(self, lo, hi, target, ties, hmode, carry):
+    def block(self, lo, hi, target, ties, hmode, carry, seg=None):
         flags = self.flags[lo:hi]
         cs = np.empty((hi - lo) // target + 2, dtype=np.int64)
         cst = np.empty((hi - lo) // target + 2, dtype=np.int64)
@@ -54,7 +54,8 @@ class Sorted:
         w = self.w[lo:hi] if self.w.size else self.w
         K.cox_block(self.X[lo:hi], self.eta[lo:hi], w, self.event[lo:hi], flags, self.shift,
                     cs[: nc + 1], cst[:nc], K.EFRON if ties == "efron" else K.BRESLOW, hmode,
-                    carry[0], carry[1], carry[2], np.empty(hi - lo), ll, g, h)
+                    carry[0], carry[1], carry[2], np.empty(hi - lo), ll, g, h,
+                    np.empty(P + 2) if seg is None else seg)
         return ll[0], g, h
 
     def whole(self, target=1000, ties="efron", hmode=K.HESS_FULL):
@@ -158,6 +159,42 @@ def test_carry_in_and_out_split_the_scan(ties, hmode):
         assert tot_ll == pytest.approx(ref[0], rel=1e-12)
         np.testing.assert_allclose(tot_g, ref[1], rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(tot_h, ref[2], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("hmode", [K.HESS_FULL, K.HESS_DIAG, K.HESS_NONE])
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[3]])
+def test_segment_terms_add_the_s1_s2_carries_afterwards(ties, hmode, case):
+    # the distributed scheme: run a block with the true S0 carry and zero S1/S2
+    # carries, then add the S1/S2 carries through out_seg = [alpha, beta0, u]
+    X, time, event, strata, w, off = _inputs(case, n=300, seed=11)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    starts = s.group_starts()
+    n = len(time)
+    checked = 0
+    for cut in (starts[7], starts[len(starts) // 2], starts[-4]):
+        carry = (np.zeros(1), np.zeros(P), np.zeros((P, P)))
+        s.block(0, cut, 4, ties, hmode, carry)
+        true_carry = tuple(c.copy() for c in carry)
+        ll, g, h = s.block(cut, n, 5, ties, hmode, true_carry)
+        seg = np.full(P + 2, np.nan)
+        zero_carry = (carry[0].copy(), np.zeros(P), np.zeros((P, P)))
+        ll0, g0, h0 = s.block(cut, n, 5, ties, hmode, zero_carry, seg)
+        alpha, beta0, u = seg[0], seg[1], seg[2:]
+        C1, C2 = carry[1], carry[2]
+        continues = s.flags[cut] & K.FLAG_STRATUM == 0
+        if not continues:
+            np.testing.assert_array_equal(seg, 0.0)
+        checked += continues and alpha > 0
+        assert ll0 == pytest.approx(ll, rel=1e-12)
+        np.testing.assert_allclose(g0 - C1 * alpha, g, rtol=1e-10, atol=1e-10)
+        corr = -C2 * alpha + beta0 * np.outer(C1, C1) + np.outer(C1, u) + np.outer(u, C1)
+        if hmode == K.HESS_DIAG:
+            corr = np.diag(np.diag(corr))
+        if hmode == K.HESS_NONE:
+            corr = 0.0
+        np.testing.assert_allclose(h0 + corr, h, rtol=1e-10, atol=1e-10)
+    assert checked > 0  # at least one cut falls inside a stratum with events after it
 
 
 def test_carry_out_is_the_risk_set_sum_of_the_last_stratum():

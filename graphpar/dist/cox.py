@@ -22,11 +22,9 @@ One evaluation of the log partial likelihood, gradient and Hessian at
    carry and zero S1/S2 carries. Its carry-out is the rank's S1/S2 tail.
 4. A second segmented ``Exscan`` gives the S1/S2 carries. They enter the
    gradient linearly and the Hessian quadratically, through three sums over
-   the rank's first stratum segment (``alpha``, ``beta0``, the vector ``u``;
-   one compiled pass over that segment,
-   :func:`graphpar.kernels.cox.first_segment_terms`, O(p) per row, no
-   Hessian-sized work), so the rank corrects its gradient and Hessian
-   instead of running the kernel again.
+   the rank's first stratum segment (``alpha``, ``beta0``, the vector ``u``)
+   that the kernel returns from the same pass (its ``out_seg``), so the rank
+   corrects its gradient and Hessian instead of running the kernel again.
 5. Log-likelihood, gradient and Hessian summed with one ``Allreduce``.
 
 Newton-Raphson with step halving runs the same on every rank (the reduced
@@ -169,10 +167,6 @@ class DistCoxData:
         stratum_rows = np.flatnonzero(flags & K.FLAG_STRATUM)
         self.tail_start = int(stratum_rows[-1]) if stratum_rows.size else 0
         self.last_stratum = self.stratum0 + int(np.count_nonzero(stratum_rows > 0))
-        later = stratum_rows[stratum_rows > 0]
-        self.first_seg_end = int(later[0]) if later.size else n
-        self.group_starts = np.flatnonzero(flags[:self.first_seg_end] & K.FLAG_GROUP).astype(
-            np.int64)
         self.eta = np.empty(n)
         self.r = np.empty(n)
         self.bytes_moved = 0
@@ -203,6 +197,7 @@ class DistCoxData:
         # 2. the kernel with the true S0 carry and zero S1/S2 carries; its carry-out is
         #    this rank's S1/S2 tail
         out = np.zeros(1 + p + p * p)
+        seg = np.zeros(2 + p)  # alpha, beta0, u: how the S1/S2 carries enter my results
         tail = np.zeros(1 + p + p * p)
         tail[0] = start
         hmode = K.HESS_FULL if hess else K.HESS_NONE
@@ -214,7 +209,7 @@ class DistCoxData:
             c2 = np.zeros((p, p))
             K.cox_block(self.X, self.eta, self.w, self.event, self.flags, shift,
                         self.chunk_start, self.chunk_stratum, tie, hmode,
-                        carry_s0.copy(), c1, c2, self.r, ll, grad, hmat)
+                        carry_s0.copy(), c1, c2, self.r, ll, grad, hmat, seg)
             out[0] = ll[0]
             out[1:1 + p] = grad
             out[1 + p:] = hmat.ravel()
@@ -227,7 +222,7 @@ class DistCoxData:
         if comm.Get_rank() > 0 and n and self.flags[0] & K.FLAG_STRATUM == 0:
             C1 = carry[1:1 + p]
             C2 = carry[1 + p:].reshape(p, p)
-            alpha, beta0, u = self._first_segment_terms(carry_s0[0], tie == K.EFRON)
+            alpha, beta0, u = seg[0], seg[1], seg[2:]
             out[1:1 + p] -= C1 * alpha
             if hess:
                 corr = -C2 * alpha + beta0 * np.outer(C1, C1) + np.outer(C1, u) + np.outer(u, C1)
@@ -244,18 +239,6 @@ class DistCoxData:
         if self.w.size:
             e *= self.w[a:]
         return float(e.sum())
-
-    def _first_segment_terms(self, s0_carry: float, efron: bool):
-        """``alpha``, ``beta0`` and ``u`` of the kernel's carry corrections over my first
-        stratum segment (:func:`graphpar.kernels.cox.first_segment_terms`: the sums over
-        its tie groups with events of ``a0 = D / S0``, ``b0 = D / S0**2`` and the vector
-        ``u``; Efron: averaged over the tied events). Uses ``self.r`` as left by the
-        kernel; one pass over the segment's rows."""
-        u = np.empty(self.p)
-        alpha, beta0 = K.first_segment_terms(self.X, self.r, self.w, self.event,
-                                             self.group_starts, self.first_seg_end,
-                                             float(s0_carry), bool(efron), u)
-        return float(alpha), float(beta0), u
 
 
 _SEG_OP = None
