@@ -7,7 +7,9 @@ back to back on the same source; the script prints the medians and the ratio
 scipy / graphpar (above 1: graphpar is faster). Then it measures start-up: a
 fresh process with an empty ``NUMBA_CACHE_DIR`` (cold: compiles) and a second
 one on that cache (cached): time from launching the process to the first
-result, and the part spent loading/compiling the kernels.
+result, and the part spent loading/compiling the kernels. Beside it, the floor
+any Numba program pays on this machine: a process that imports numpy and numba
+and calls one trivial cached function, with the difference graphpar adds.
 
 Usage::
 
@@ -48,6 +50,23 @@ t1 = time.perf_counter()
 d = graphpar.sssp(g, 0)
 t2 = time.perf_counter()
 print(f"{t1 - t0} {t2 - t1} {d[-1]}")
+"""
+
+# The floor for any Numba program: import numpy and numba, then call one trivial cached
+# function. Numba's first dispatch loads its own registries (which import scipy.linalg
+# when scipy is installed), so this is what a cached start cannot go below.
+_FLOOR = r"""
+import time
+t0 = time.perf_counter()
+import numpy as np
+import numba
+@numba.njit(cache=True)
+def total(a):
+    return a.sum()
+t1 = time.perf_counter()
+x = total(np.ones(3))
+t2 = time.perf_counter()
+print(f"{t1 - t0} {t2 - t1} {x}")
 """
 
 
@@ -105,6 +124,22 @@ def startup():
             print(f"  {label:6}: process start to first result {total:6.2f} s; imports and "
                   f"tiny graph {float(imp):5.2f} s; first sssp call (kernel load"
                   f"{' + compile' if label == 'cold' else ''}) {float(first):6.3f} s")
+        floors = []
+        script = Path(cache) / "numba_floor.py"  # cache=True needs a source file
+        script.write_text(_FLOOR)
+        for label in ("cold", "cached", "cached"):
+            t0 = time.perf_counter()
+            res = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                                 text=True, timeout=300, check=True)
+            floors.append(time.perf_counter() - t0)
+            imp, first, _ = res.stdout.split()
+            if label == "cached":
+                print(f"  floor : a trivial cached Numba function, same cache: process start "
+                      f"to result {floors[-1]:5.2f} s (import numpy + numba {float(imp):.2f} s, "
+                      f"first call {float(first):.3f} s)")
+        ours = statistics.median(t for label, t, _, _ in out if label == "cached")
+        print(f"  graphpar's cached start adds {ours - statistics.median(floors[1:]):.2f} s to "
+              f"that floor")
     return out
 
 
