@@ -403,6 +403,25 @@ def test_atomic_load_store_and_cas_return_value():
     assert a[1] == 4.0
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.uint8])
+def test_prefetch_is_only_a_hint(dtype):
+    from graphpar.kernels.prefetch import prefetch
+
+    @njit
+    def run(a, idx):
+        s = a[0] * 0
+        for i in idx:
+            prefetch(a, i)  # in range or far past the end: never faults, never writes
+            s += a[i % a.size]
+        return s
+
+    a = np.arange(1, 11, dtype=dtype)
+    a.flags.writeable = False
+    idx = np.array([0, 9, 10, 1 << 40, 3], dtype=np.int64)
+    assert run(a, idx) == a[0] + a[9] + a[0] + a[(1 << 40) % 10] + a[3]
+    np.testing.assert_array_equal(a, np.arange(1, 11, dtype=dtype))
+
+
 def test_default_delta_rule(kron, grid):
     from graphpar.shortest_paths import default_delta
 
