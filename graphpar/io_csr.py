@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 from graphpar.graph import Graph, index_dtype
-from graphpar.kernels import generators as _k
+from graphpar.kernels import csr as _k
 
 
 def graph_from_edges(src, dst, weights, n: int, directed: bool) -> Graph:

@@ -1,4 +1,4 @@
-"""CSR construction kernels: COO scatter and per-row sort with minimum de-duplication."""
+"""CSR construction kernels: COO scatter with a per-row sort, and the sort-free transpose passes."""
 
 import numpy as np
 from numba import njit, prange
@@ -70,6 +70,88 @@ def compact_rows(old_indptr, new_indptr, cols, vals, out_cols, out_vals):
         for j in range(new_indptr[i + 1] - d):
             out_cols[d + j] = cols[a + j]
             out_vals[d + j] = vals[a + j]
+
+
+@njit(cache=True)
+def count_degrees(src, dst, both, counts):
+    """Add each edge's row to ``counts``; with ``both`` also the reverse edge's row."""
+    for k in range(src.size):
+        counts[src[k]] += 1
+        if both:
+            counts[dst[k]] += 1
+
+
+@njit(parallel=True, cache=True)
+def scatter_rows(src, dst, w, both, indptr, bounds, cols, vals):
+    """Place edges (and with ``both`` their reverses) into CSR slots, in parallel by row blocks.
+
+    Part ``p`` owns rows ``[bounds[p], bounds[p+1])`` and scans all edges,
+    writing only its own rows, so no two threads write one slot. Within a row
+    the entries keep edge order (edge ``k`` before ``k + 1``; ``u -> v`` before
+    its reverse), whatever the number of parts.
+    """
+    for p in prange(bounds.size - 1):
+        lo = bounds[p]
+        hi = bounds[p + 1]
+        pos = indptr[lo:hi].copy()
+        for k in range(src.size):
+            u = src[k]
+            v = dst[k]
+            if lo <= u < hi:
+                j = pos[u - lo]
+                cols[j] = v
+                vals[j] = w[k]
+                pos[u - lo] = j + 1
+            if both and lo <= v < hi:
+                j = pos[v - lo]
+                cols[j] = u
+                vals[j] = w[k]
+                pos[v - lo] = j + 1
+
+
+@njit(parallel=True, cache=True)
+def transpose_rows(indptr_t, cols_t, vals_t, indptr, bounds, cols, vals):
+    """Transpose a CSR (``indptr_t``, ``cols_t``, ``vals_t``) into slots given by ``indptr``.
+
+    Entry ``(r, c)`` of the input becomes ``(c, r)``. Rows ``r`` are visited in
+    increasing order, so every output row comes out sorted by column, and
+    entries of one column keep their input order. Part ``p`` owns output rows
+    ``[bounds[p], bounds[p+1])`` and scans the whole input, so no two threads
+    write one slot.
+    """
+    for p in prange(bounds.size - 1):
+        lo = bounds[p]
+        hi = bounds[p + 1]
+        pos = indptr[lo:hi].copy()
+        for r in range(indptr_t.size - 1):
+            for j in range(indptr_t[r], indptr_t[r + 1]):
+                c = cols_t[j]
+                if lo <= c < hi:
+                    q = pos[c - lo]
+                    cols[q] = r
+                    vals[q] = vals_t[j]
+                    pos[c - lo] = q + 1
+
+
+@njit(parallel=True, cache=True)
+def dedupe_sorted_rows(indptr, cols, vals, counts):
+    """Collapse equal columns of each sorted row to their smallest value, in place.
+
+    A NaN among duplicates wins (so a validator still sees it). Row ``i``
+    keeps its first ``counts[i]`` slots.
+    """
+    for i in prange(indptr.size - 1):
+        a = indptr[i]
+        b = indptr[i + 1]
+        k = a
+        for j in range(a, b):
+            if j == a or cols[j] != cols[k - 1]:
+                cols[k] = cols[j]
+                vals[k] = vals[j]
+                k += 1
+            elif np.isnan(vals[j]) or vals[j] < vals[k - 1]:
+                vals[k - 1] = vals[j]
+        counts[i] = k - a
 
 
 @njit(cache=True)
