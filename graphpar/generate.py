@@ -22,8 +22,7 @@ import numbers
 
 import numpy as np
 
-from graphpar.graph import Graph
-from graphpar.io_csr import graph_from_edges
+from graphpar.graph import Graph, graph_from_edges
 from graphpar.kernels import generators as _gen
 from graphpar.kernels import rng as _rng
 

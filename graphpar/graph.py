@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+import numba
 import numpy as np
 
 from graphpar.kernels import csr as _csr
@@ -227,49 +228,27 @@ class Graph:
                         f"edge {k} ({int(src[k])}, {int(dst[k])}): {name} vertex "
                         f"{int(arr[k])} is outside [0, {n})"
                     )
-        idx = index_dtype(n)
-        src = src.astype(idx, copy=False)
-        dst = dst.astype(idx, copy=False)
-        if not directed:
-            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-            w = np.concatenate([w, w])
-        return cls._from_coo(n, src, dst, w, directed)
-
-    @classmethod
-    def _from_coo(cls, n, rows, cols, vals, directed):
-        counts = np.zeros(n, dtype=np.int64)
-        _csr.count_rows(rows, n, counts)
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        out_cols = np.empty(rows.size, dtype=index_dtype(n))
-        out_vals = np.empty(rows.size, dtype=np.float64)
-        _csr.scatter_coo(rows, cols, vals, indptr, out_cols, out_vals)
-        return cls._sorted_min(indptr, out_cols, out_vals, directed, owned=True)
-
-    @classmethod
-    def _sorted_min(cls, indptr, cols, vals, directed, owned):
-        """Sort rows and keep the minimum of duplicates; copies unless ``owned``."""
-        if not owned:
-            cols = cols.copy()
-            vals = vals.copy()
-        n = indptr.size - 1
-        counts = np.empty(n, dtype=np.int64)
-        _csr.sort_rows_keep_min(indptr, cols, vals, counts)
-        new_indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=new_indptr[1:])
-        if new_indptr[-1] != cols.size:
-            c2 = np.empty(new_indptr[-1], dtype=cols.dtype)
-            v2 = np.empty(new_indptr[-1], dtype=np.float64)
-            _csr.compact_rows(indptr, new_indptr, cols, vals, c2, v2)
-            cols, vals = c2, v2
-        return cls(new_indptr, cols, vals, directed=directed)
+        return graph_from_edges(src, dst, w, n, directed)
 
     @classmethod
     def from_scipy(cls, A, directed: bool = True):
         """Build a graph from any scipy sparse matrix or array.
 
         Every stored entry is an edge (explicit zeros are zero-weight edges);
-        duplicates keep their smallest weight. The input is not modified.
+        duplicates keep their smallest weight. The input is not modified. With
+        ``directed=True`` a CSR input whose rows are already sorted and free of
+        duplicates is copied rather than rebuilt.
+
+        Parameters
+        ----------
+        A : scipy sparse matrix or array, shape (n, n)
+            Entry ``(u, v)`` is the edge ``u -> v``.
+        directed : bool, default True
+            With ``False`` every edge is stored both ways.
+
+        Returns
+        -------
+        Graph
 
         Examples
         --------
@@ -287,16 +266,18 @@ class Graph:
             raise TypeError(f"graph weights must be real, got complex dtype {A.dtype}")
         n = A.shape[0]
         if A.format == "csr" and directed:
-            Gi = Graph(A.indptr, A.indices, A.data, directed=True)
-            return cls._sorted_min(Gi.indptr, Gi.indices, Gi.weights, True, owned=False)
+            g = Graph(A.indptr, A.indices, A.data, directed=True)
+            if _csr.first_unsorted_row(g.indptr, g.indices) < 0:
+                # Already canonical: no build, but copy what still shares A's buffers,
+                # as the builder would, so that changing A later cannot change the graph.
+                for name, base in (("indptr", A.indptr), ("indices", A.indices),
+                                   ("weights", A.data)):
+                    if np.may_share_memory(getattr(g, name), base):
+                        setattr(g, name, getattr(g, name).copy())
+                return g
+            return graph_from_edges(g._rows(), g.indices, g.weights, n, True)
         coo = A.tocoo()
-        rows = np.asarray(coo.row).astype(index_dtype(n), copy=False)
-        cols = np.asarray(coo.col).astype(index_dtype(n), copy=False)
-        vals = np.asarray(coo.data).astype(np.float64, copy=False)
-        if not directed:
-            rows, cols = np.concatenate([rows, cols]), np.concatenate([cols, rows])
-            vals = np.concatenate([vals, vals])
-        return cls._from_coo(n, rows, cols, vals, directed)
+        return graph_from_edges(coo.row, coo.col, coo.data, n, directed)
 
     @classmethod
     def from_dense(cls, M, directed: bool = True):
@@ -346,10 +327,98 @@ class Graph:
         if not self.directed:
             return self
         if self._sym is None:
-            rows = np.repeat(
-                np.arange(self.n, dtype=self.indices.dtype), np.diff(self.indptr)
-            )
-            self._sym = Graph.from_edges(
-                rows, self.indices, self.weights, n=self.n, directed=False
+            self._sym = graph_from_edges(
+                self._rows(), self.indices, self.weights, self.n, directed=False
             )
         return self._sym
+
+    def _rows(self) -> np.ndarray:
+        """The source vertex of every stored edge (the COO row array), in the index dtype."""
+        return np.repeat(np.arange(self.n, dtype=self.indices.dtype), np.diff(self.indptr))
+
+
+def graph_from_edges(src, dst, weights, n: int, directed: bool) -> Graph:
+    """Build a :class:`Graph` from trusted 0-based edge arrays: graphpar's one CSR builder.
+
+    :meth:`Graph.from_edges`, :meth:`Graph.from_scipy`, :meth:`Graph.from_dense`,
+    :meth:`Graph.symmetrized`, the readers and the generators all build
+    through it. Same conventions: rows sorted by column, duplicate edges
+    collapsed to their smallest weight (a NaN among them kept, so a validator
+    still sees it), ``directed=False`` storing every edge both ways. Nothing
+    is checked: the ids must lie in ``[0, n)`` (the callers guarantee it).
+    The inputs are not modified and may be read-only.
+
+    No sort: two parallel counting passes, first scattering the edges into
+    the transpose (rows = targets), then transposing back, which visits the
+    sources in order and so emits every row sorted. Each thread owns a block
+    of rows holding about the same number of entries; the entries of a row
+    keep edge order whatever the blocks, so the result does not depend on
+    the number of Numba threads.
+
+    Parameters
+    ----------
+    src, dst : array_like of int, shape (m,)
+        Edge endpoints in ``[0, n)``.
+    weights : array_like of float, shape (m,)
+        Edge weights.
+    n : int
+        Number of vertices.
+    directed : bool
+        With ``False`` every edge is also stored reversed.
+
+    Returns
+    -------
+    Graph
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = graph_from_edges(np.array([0, 0]), np.array([1, 1]), np.array([3.0, 2.0]), 2, False)
+    >>> g.indptr, g.indices, g.weights
+    (array([0, 1, 2]), array([1, 0], dtype=int32), array([2., 2.]))
+    """
+    idx = index_dtype(n)
+    src = np.ascontiguousarray(src, dtype=idx)
+    dst = np.ascontiguousarray(dst, dtype=idx)
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    both = not directed
+    parts = max(1, min(numba.get_num_threads(), n))
+    # Pass 1 fills the transpose (for an undirected graph the same multiset, so
+    # the same offsets); pass 2 transposes it back with every row sorted.
+    indptr_t = _row_offsets(dst, src, both, n)
+    nnz = int(indptr_t[-1])
+    cols_t = np.empty(nnz, dtype=idx)
+    vals_t = np.empty(nnz, dtype=np.float64)
+    _csr.scatter_rows(dst, src, w, both, indptr_t, _row_blocks(indptr_t, parts), cols_t, vals_t)
+    indptr = indptr_t if both else _row_offsets(src, dst, False, n)
+    cols = np.empty(nnz, dtype=idx)
+    vals = np.empty(nnz, dtype=np.float64)
+    _csr.transpose_rows(indptr_t, cols_t, vals_t, indptr, _row_blocks(indptr, parts), cols, vals)
+    del cols_t, vals_t
+    counts = np.empty(n, dtype=np.int64)
+    _csr.dedupe_sorted_rows(indptr, cols, vals, counts)
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=new_indptr[1:])
+    if new_indptr[-1] != nnz:
+        c2 = np.empty(new_indptr[-1], dtype=idx)
+        v2 = np.empty(new_indptr[-1], dtype=np.float64)
+        _csr.compact_rows(indptr, new_indptr, cols, vals, c2, v2)
+        cols, vals = c2, v2
+    return Graph(new_indptr, cols, vals, directed=directed)
+
+
+def _row_offsets(rows, other, both, n):
+    """CSR offsets for edges ``rows -> other`` (with ``both`` also ``other -> rows``)."""
+    counts = np.zeros(n, dtype=np.int64)
+    _csr.count_degrees(rows, other, both, counts)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return indptr
+
+
+def _row_blocks(indptr, parts):
+    """Row boundaries of ``parts`` blocks holding about the same number of entries."""
+    n = indptr.size - 1
+    bounds = np.searchsorted(indptr, np.linspace(0, indptr[-1], parts + 1), side="left")
+    bounds[0], bounds[-1] = 0, n
+    return np.maximum.accumulate(bounds).astype(np.int64)

@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphpar.graph import Graph
-from graphpar.io_csr import graph_from_edges
+from graphpar.graph import Graph, graph_from_edges
 from graphpar.io_errors import GraphFormatError
 from graphpar.io_text import (
     body_error,

@@ -155,6 +155,19 @@ def dedupe_sorted_rows(indptr, cols, vals, counts):
 
 
 @njit(cache=True)
+def first_unsorted_row(indptr, cols):
+    """Return the first row whose columns are not strictly increasing, or -1.
+
+    Strictly increasing rows are sorted and free of duplicates: a canonical CSR.
+    """
+    for i in range(indptr.size - 1):
+        for j in range(indptr[i] + 1, indptr[i + 1]):
+            if cols[j] <= cols[j - 1]:
+                return i
+    return -1
+
+
+@njit(cache=True)
 def first_bad_index(indices, n):
     """Return the flat position of the first column index outside ``[0, n)``, or -1."""
     for k in range(indices.size):
