@@ -1,75 +1,17 @@
-"""CSR construction kernels: COO scatter with a per-row sort, and the sort-free transpose passes."""
+"""CSR kernels: building rows from edge arrays without a sort, and input checks.
+
+The builder (:func:`graphpar.graph.graph_from_edges`) counts rows
+(:func:`count_degrees`), scatters the edges into the transpose
+(:func:`scatter_rows`), transposes back so every row comes out sorted
+(:func:`transpose_rows`), collapses duplicates to their smallest weight
+(:func:`dedupe_sorted_rows`) and drops the freed slots (:func:`compact_rows`).
+A distributed graph's rank builds its rows with the same kernels, but sorts
+them with :func:`sort_rows` instead of the transpose, whose work and memory
+grow with the global number of vertices.
+"""
 
 import numpy as np
 from numba import njit, prange
-
-
-@njit(cache=True)
-def count_rows(rows, n, counts):
-    """Add the number of entries of each row of ``rows`` into ``counts`` (length ``n``)."""
-    for k in range(rows.size):
-        counts[rows[k]] += 1
-
-
-@njit(cache=True)
-def scatter_coo(rows, cols, vals, indptr, out_cols, out_vals):
-    """Scatter COO triples into CSR slots given by ``indptr``, keeping input order per row."""
-    n = indptr.size - 1
-    pos = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        pos[i] = indptr[i]
-    for k in range(rows.size):
-        r = rows[k]
-        p = pos[r]
-        out_cols[p] = cols[k]
-        out_vals[p] = vals[k]
-        pos[r] = p + 1
-
-
-@njit(parallel=True, cache=True)
-def sort_rows_keep_min(indptr, cols, vals, new_counts):
-    """Sort each row by column and collapse duplicate columns to their smallest value.
-
-    Works in place on ``cols`` and ``vals``; row ``i`` keeps its first
-    ``new_counts[i]`` slots. A NaN among duplicates wins, so that it is never
-    hidden from the validator.
-    """
-    n = indptr.size - 1
-    for i in prange(n):
-        a = indptr[i]
-        b = indptr[i + 1]
-        is_sorted = True
-        for j in range(a + 1, b):
-            if cols[j] <= cols[j - 1]:
-                is_sorted = False
-                break
-        if is_sorted:
-            new_counts[i] = b - a
-            continue
-        order = np.argsort(cols[a:b], kind="mergesort")
-        seg_c = cols[a:b][order]
-        seg_v = vals[a:b][order]
-        k = a
-        for j in range(seg_c.size):
-            if j == 0 or seg_c[j] != seg_c[j - 1]:
-                cols[k] = seg_c[j]
-                vals[k] = seg_v[j]
-                k += 1
-            elif np.isnan(seg_v[j]) or seg_v[j] < vals[k - 1]:
-                vals[k - 1] = seg_v[j]
-        new_counts[i] = k - a
-
-
-@njit(parallel=True, cache=True)
-def compact_rows(old_indptr, new_indptr, cols, vals, out_cols, out_vals):
-    """Copy the first ``new_indptr[i+1]-new_indptr[i]`` slots of each old row to the new arrays."""
-    n = old_indptr.size - 1
-    for i in prange(n):
-        a = old_indptr[i]
-        d = new_indptr[i]
-        for j in range(new_indptr[i + 1] - d):
-            out_cols[d + j] = cols[a + j]
-            out_vals[d + j] = vals[a + j]
 
 
 @njit(cache=True)
@@ -134,6 +76,25 @@ def transpose_rows(indptr_t, cols_t, vals_t, indptr, bounds, cols, vals):
 
 
 @njit(parallel=True, cache=True)
+def sort_rows(indptr, cols, vals):
+    """Sort each row by column in place, stably (equal columns keep their order).
+
+    Rows already in non-decreasing order are left alone. For CSR whose column
+    range is too large for :func:`transpose_rows` (a rank's rows of a
+    distributed graph).
+    """
+    for i in prange(indptr.size - 1):
+        a = indptr[i]
+        b = indptr[i + 1]
+        for j in range(a + 1, b):
+            if cols[j] < cols[j - 1]:
+                order = np.argsort(cols[a:b], kind="mergesort")
+                cols[a:b] = cols[a:b][order]
+                vals[a:b] = vals[a:b][order]
+                break
+
+
+@njit(parallel=True, cache=True)
 def dedupe_sorted_rows(indptr, cols, vals, counts):
     """Collapse equal columns of each sorted row to their smallest value, in place.
 
@@ -152,6 +113,20 @@ def dedupe_sorted_rows(indptr, cols, vals, counts):
             elif np.isnan(vals[j]) or vals[j] < vals[k - 1]:
                 vals[k - 1] = vals[j]
         counts[i] = k - a
+
+
+@njit(parallel=True, cache=True)
+def compact_rows(old_indptr, new_indptr, cols, vals, out_cols, out_vals):
+    """Copy the kept prefix of every row into the compact output arrays.
+
+    Row ``i`` keeps its first ``new_indptr[i+1] - new_indptr[i]`` slots.
+    """
+    for i in prange(old_indptr.size - 1):
+        a = old_indptr[i]
+        d = new_indptr[i]
+        for j in range(new_indptr[i + 1] - d):
+            out_cols[d + j] = cols[a + j]
+            out_vals[d + j] = vals[a + j]
 
 
 @njit(cache=True)

@@ -342,14 +342,16 @@ def local_csr(src, dst, w, lo: int, hi: int):
     ln = hi - lo
     rows = (np.asarray(src, dtype=np.int64) - lo)
     counts = np.zeros(ln, dtype=np.int64)
-    _csr.count_rows(rows, ln, counts)
+    _csr.count_degrees(rows, dst, False, counts)
     indptr = np.zeros(ln + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     cols = np.empty(rows.size, dtype=dst.dtype)
     vals = np.empty(rows.size, dtype=np.float64)
-    _csr.scatter_coo(rows, dst, np.asarray(w, dtype=np.float64), indptr, cols, vals)
+    _csr.scatter_rows(rows, dst, np.asarray(w, dtype=np.float64), False, indptr,
+                      np.array([0, ln], dtype=np.int64), cols, vals)
     new_counts = np.empty(ln, dtype=np.int64)
-    _csr.sort_rows_keep_min(indptr, cols, vals, new_counts)
+    _csr.sort_rows(indptr, cols, vals)
+    _csr.dedupe_sorted_rows(indptr, cols, vals, new_counts)
     new_indptr = np.zeros(ln + 1, dtype=np.int64)
     np.cumsum(new_counts, out=new_indptr[1:])
     if new_indptr[-1] != cols.size:
