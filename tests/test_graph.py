@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,6 +15,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from graphpar import Graph, index_dtype, validate_graph
 from graphpar._validation import check_sources
+from graphpar.graph import graph_from_edges
 
 FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
 KINDS = ["matrix", "array"]
@@ -218,6 +220,67 @@ def test_symmetrized_is_the_undirected_closure(data):
     assert g.symmetrized() is s  # cached
     assert s.symmetrized() is s
     assert validate_graph(g, directed=False).nnz == s.nnz
+
+
+THREAD_COUNTS = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})
+
+
+def _at_threads(k, fn):
+    old = numba.get_num_threads()
+    numba.set_num_threads(k)
+    try:
+        return fn()
+    finally:
+        numba.set_num_threads(old)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(1, 25),
+    edges=st.lists(
+        st.tuples(
+            st.integers(0, 24),
+            st.integers(0, 24),
+            st.sampled_from([0.0, -0.0, 0.5, 1.0, 2.0, -3.0, 7.0, np.inf]),
+        ),
+        max_size=150,
+    ),
+    directed=st.booleans(),
+)
+def test_builder_matches_naive_reference_at_any_thread_count(n, edges, directed):
+    # vertices folded into [0, n) so that small n gives many duplicates
+    src = np.array([u % n for u, _, _ in edges], dtype=np.int64)
+    dst = np.array([v % n for _, v, _ in edges], dtype=np.int64)
+    w = np.array([x for _, _, x in edges], dtype=np.float64)
+    ref = min_edge_dict(src, dst, w, directed)
+    built = []
+    for k in THREAD_COUNTS:
+        g = _at_threads(k, lambda: Graph.from_edges(src, dst, w, n=n, directed=directed))
+        _check_canonical(g)
+        assert g.n == n and g.directed == directed
+        assert graph_edge_dict(g) == ref  # also asserts sorted, duplicate-free rows
+        built.append(g)
+        h = _at_threads(k, lambda: graph_from_edges(src, dst, w, n, directed))
+        built.append(h)
+    first = built[0]
+    for g in built[1:]:
+        for name in ("indptr", "indices"):
+            np.testing.assert_array_equal(getattr(g, name), getattr(first, name))
+        # bit for bit, so that even the sign of a zero weight does not depend on threads
+        np.testing.assert_array_equal(g.weights.view(np.int64), first.weights.view(np.int64))
+
+
+def test_canonical_csr_is_copied_not_rebuilt_nor_shared():
+    A = sp.csr_array(
+        (np.array([2.0, 0.0, 5.0]), np.array([1, 2, 0], dtype=np.int32), np.array([0, 2, 3, 3])),
+        shape=(3, 3),
+    )
+    g = Graph.from_scipy(A)
+    assert graph_edge_dict(g) == {(0, 1): 2.0, (0, 2): 0.0, (1, 0): 5.0}
+    A.data[:] = 9.0
+    A.indices[:] = 0
+    assert graph_edge_dict(g) == {(0, 1): 2.0, (0, 2): 0.0, (1, 0): 5.0}
+    _check_canonical(g)
 
 
 def test_from_edges_defaults():
