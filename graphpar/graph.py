@@ -351,9 +351,10 @@ def graph_from_edges(src, dst, weights, n: int, directed: bool) -> Graph:
     No sort: two parallel counting passes, first scattering the edges into
     the transpose (rows = targets), then transposing back, which visits the
     sources in order and so emits every row sorted. Each thread owns a block
-    of rows holding about the same number of entries; the entries of a row
-    keep edge order whatever the blocks, so the result does not depend on
-    the number of Numba threads.
+    of rows holding about the same number of entries; the duplicates of an
+    edge meet in a fixed order whatever the blocks (the edges in input order,
+    then the reverses), so the result, down to which of tied weights such as
+    ``0.0`` and ``-0.0`` is kept, does not depend on the number of Numba threads.
 
     Parameters
     ----------

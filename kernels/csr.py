@@ -29,8 +29,9 @@ def scatter_rows(src, dst, w, both, indptr, bounds, cols, vals):
 
     Part ``p`` owns rows ``[bounds[p], bounds[p+1])`` and scans all edges,
     writing only its own rows, so no two threads write one slot. Within a row
-    the entries keep edge order (edge ``k`` before ``k + 1``; ``u -> v`` before
-    its reverse), whatever the number of parts.
+    the entries come in the order of the edges followed by their reverses
+    (edge ``k`` before ``k + 1``, every edge before every reverse), whatever
+    the number of parts.
     """
     for p in prange(bounds.size - 1):
         lo = bounds[p]
@@ -38,17 +39,19 @@ def scatter_rows(src, dst, w, both, indptr, bounds, cols, vals):
         pos = indptr[lo:hi].copy()
         for k in range(src.size):
             u = src[k]
-            v = dst[k]
             if lo <= u < hi:
                 j = pos[u - lo]
-                cols[j] = v
+                cols[j] = dst[k]
                 vals[j] = w[k]
                 pos[u - lo] = j + 1
-            if both and lo <= v < hi:
-                j = pos[v - lo]
-                cols[j] = u
-                vals[j] = w[k]
-                pos[v - lo] = j + 1
+        if both:
+            for k in range(src.size):
+                v = dst[k]
+                if lo <= v < hi:
+                    j = pos[v - lo]
+                    cols[j] = src[k]
+                    vals[j] = w[k]
+                    pos[v - lo] = j + 1
 
 
 @njit(parallel=True, cache=True)
