@@ -35,13 +35,13 @@ def default_delta(graph: Graph) -> float:
     ``max_weight / degree`` about one of a vertex's edges lands in its own
     bucket (Meyer and Sanders' ``Theta(1/d)`` for random weights); the factor
     2 trades a few re-relaxations for fewer steps. Measured on these 2 cores
-    (one thread, median of 3 sources, speed-up over scipy's dijkstra in the
-    same run, on a busy machine): Graph500 Kronecker scale 20 (weights
-    1..255, mean degree 30; the rule gives 17): 2.6x at delta 4, 2.0x at 8,
-    2.65x at 17, 2.3x at 32, 2.1x at 64 (1.01 to 1.15 relaxations per
-    edge); the 1000 x 1000 grid road graph (mean degree 4; the rule gives
-    128): 2.2x at 128 and 256, 2.3x at 512, 2.0x at 1024, 1.8x at 2048
-    (1.03 to 1.9 relaxations per edge). Any delta gives the same distances.
+    (median of 3 sources, speed-up over scipy's dijkstra in the same run, on a
+    quiet machine, at 1 / 2 threads): Graph500 Kronecker scale 20 (weights
+    1..255, mean degree 30; the rule gives 17): 2.7x / 4.1x at delta 4, 2.6x /
+    4.0x at 8, 2.6x / 4.0x at 17, 2.3x / 3.7x at 32, 2.6x / 3.6x at 64; the
+    1000 x 1000 grid road graph (mean degree 4; the rule gives 128): 3.4x /
+    3.6x at 64, 3.6x / 3.7x at 128, 3.3x / 3.4x at 256, 3.0x / 3.2x at 512,
+    2.9x / 3.4x at 1024. Any delta gives the same distances.
 
     Examples
     --------
