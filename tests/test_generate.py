@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive_container import graph_edge_dict, min_edge_dict
+from thread_count import at_threads
 
 from graphpar import Graph, generate
 
@@ -20,15 +21,6 @@ def _same(a, b):
         and np.array_equal(a.indices, b.indices)
         and np.array_equal(a.weights, b.weights)
     )
-
-
-def _at_threads(k, fn):
-    old = numba.get_num_threads()
-    numba.set_num_threads(k)
-    try:
-        return fn()
-    finally:
-        numba.set_num_threads(old)
 
 
 BUILDERS = {
@@ -54,8 +46,8 @@ def test_deterministic_for_a_seed_and_different_across_seeds(name):
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_same_graph_at_one_and_two_threads(name):
     build = BUILDERS[name]
-    one = _at_threads(1, lambda: build(3))
-    two = _at_threads(2, lambda: build(3))
+    one = at_threads(1, lambda: build(3))
+    two = at_threads(2, lambda: build(3))
     assert _same(one, two)
 
 
@@ -314,7 +306,7 @@ def test_graph_from_edges_matches_the_container(n, edges, directed, threads):
     dst = np.array([e[1] for e in edges], dtype=np.int64)
     w = np.array([e[2] for e in edges], dtype=np.float64)
     threads = min(threads, numba.config.NUMBA_NUM_THREADS)
-    g = _at_threads(threads, lambda: graph_from_edges(src, dst, w, n, directed))
+    g = at_threads(threads, lambda: graph_from_edges(src, dst, w, n, directed))
     h = Graph.from_edges(src, dst, w, n=n, directed=directed)
     assert g.n == h.n and g.directed == h.directed
     np.testing.assert_array_equal(g.indptr, h.indptr)

@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from naive_container import dense_edge_dict, graph_edge_dict, min_edge_dict, same_edges
 from scipy.sparse.csgraph import dijkstra
+from thread_count import at_threads
 
 from graphpar import Graph, index_dtype, validate_graph
 from graphpar._validation import check_sources
@@ -225,15 +226,6 @@ def test_symmetrized_is_the_undirected_closure(data):
 THREAD_COUNTS = sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})
 
 
-def _at_threads(k, fn):
-    old = numba.get_num_threads()
-    numba.set_num_threads(k)
-    try:
-        return fn()
-    finally:
-        numba.set_num_threads(old)
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     n=st.integers(1, 25),
@@ -256,7 +248,7 @@ def test_builder_matches_naive_reference_at_any_thread_count(n, edges, directed)
     ref = min_edge_dict(src, dst, w, directed)
     built = []
     for k in THREAD_COUNTS:
-        g = _at_threads(k, lambda: Graph.from_edges(src, dst, w, n=n, directed=directed))
+        g = at_threads(k, lambda: Graph.from_edges(src, dst, w, n=n, directed=directed))
         _check_canonical(g)
         assert g.n == n and g.directed == directed
         got = graph_edge_dict(g)  # also asserts sorted, duplicate-free rows
@@ -264,7 +256,7 @@ def test_builder_matches_naive_reference_at_any_thread_count(n, edges, directed)
         # a tie between 0.0 and -0.0 keeps the first in the order edges, then reverses
         assert all(np.signbit(got[e]) == np.signbit(ref[e]) for e in ref)
         built.append(g)
-        h = _at_threads(k, lambda: graph_from_edges(src, dst, w, n, directed))
+        h = at_threads(k, lambda: graph_from_edges(src, dst, w, n, directed))
         built.append(h)
     first = built[0]
     for g in built[1:]:
