@@ -111,14 +111,13 @@ def _plan(g: Graph, delta: float | None, wmax: float | None = None) -> tuple[flo
 
 
 def _run_one(arrays, s, method, delta, nbins, limit, threads, dist):
-    """One search; returns (edges relaxed, steps, parallel regions)."""
+    """One search; returns (edges relaxed, steps, parallel regions, pool growths)."""
     indptr, indices, weights = arrays
     dist.fill(np.inf)
     if method == "dijkstra":
-        return int(_k.dijkstra(indptr, indices, weights, s, limit, dist)), 0, 0
-    w, steps, regions = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit,
-                                          threads, dist)
-    return int(w), int(steps), int(regions)
+        return int(_k.dijkstra(indptr, indices, weights, s, limit, dist)), 0, 0, 0
+    r = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit, threads, dist)
+    return tuple(int(x) for x in r)
 
 
 def sssp(
@@ -250,19 +249,19 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None, wm
     if want_pred:
         pred = np.empty((sources.size, n), dtype=np.int32 if n <= 2**31 - 1 else np.int64)
         tree = np.empty(n, dtype=np.int64)
-    relaxed = steps = regions = 0
+    totals = np.zeros(4, dtype=np.int64)
     for i, s in enumerate(sources):
-        r = _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i])
-        relaxed, steps, regions = relaxed + r[0], steps + r[1], regions + r[2]
+        totals += _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i])
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = PRED_NONE
             pred[i] = tree
     if stats is not None:
         stats["delta"] = delta_eff
-        stats["edges_relaxed"] = relaxed
-        stats["steps"] = steps
-        stats["parallel_steps"] = regions
+        stats["edges_relaxed"] = int(totals[0])
+        stats["steps"] = int(totals[1])
+        stats["parallel_steps"] = int(totals[2])
+        stats["pool_growths"] = int(totals[3])
     return dist, pred
 
 

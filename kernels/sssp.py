@@ -17,8 +17,11 @@ Layout of the search state (all flat arrays, no Python objects):
   functions would make Numba touch their reference counts atomically on
   every call, which cost 5x on one thread and far more on two.
 * One step = (part of) one bin = at most one parallel region: every thread takes
-  chunks of the current bin (collected from all threads' slots) through an
-  atomic cursor, relaxes their vertices, then keeps relaxing its *own* new
+  chunks of the current bin (collected from all threads' slots) through atomic
+  cursors, first the chunks it pushed itself (they lie near its earlier work,
+  so the threads touch fewer of each other's cache lines: 1.1x on the grid
+  road graph at 2 threads), then the others', relaxes their vertices, then
+  keeps relaxing its *own* new
   current-bin vertices while that bin stays small (bin fusion, as GAP does),
   so most of a road graph's tiny bins resolve without another fork-join.
   Large bins are left for the next step, where all threads share them. A
@@ -82,7 +85,7 @@ COUNT = 2
 
 
 @njit(cache=True)
-def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, limit, inv_delta,
+def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, inv_delta,
                  cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, atomic):
     """One thread's share of a step: frontier chunks through the shared cursor, then bin
     fusion on its own current bin while that stays small. Returns edges relaxed.
@@ -98,15 +101,24 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, limit, inv_
     s = cur & (K - 1)
     from_frontier = True
     h = -1
+    nt = fstart.size - 1
+    q = 0
     while True:
-        # ---- pick the next chunk to process
+        # ---- pick the next chunk to process: the frontier chunks this thread pushed
+        # first (they lie near its earlier work), then those of the others in turn
         if from_frontier:
-            k = fetch_add(cursor, 0, 1)
-            if k < nfr:
-                c = fr[k]
+            if q == nt:
+                from_frontier = False
+                continue
+            tt = t + q
+            if tt >= nt:
+                tt -= nt
+            k = fetch_add(cursor, tt * 8, 1)
+            if k < fstart[tt + 1] - fstart[tt]:
+                c = fr[fstart[tt] + k]
                 owned = False
             else:
-                from_frontier = False
+                q += 1
                 continue
         else:
             if h == -1:
@@ -191,10 +203,10 @@ def _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist, limit, inv_
 
 
 @njit(parallel=True, cache=True)
-def _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, limit, inv_delta,
+def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, inv_delta,
           cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, work):
     for t in prange(nthreads):
-        work[t, 0] += _thread_work(t, fr, nfr, cursor, indptr, indices, weights, dist,
+        work[t, 0] += _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist,
                                    limit, inv_delta, cur, K, bins, items, item_d, meta, free,
                                    alloc,
                                    cap, overflow, dirty, True)
@@ -245,9 +257,11 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
 
     ``min_bins`` must be at least
     ``ceil(max_weight / delta) + 2``; the search uses the next power of two.
-    Returns ``(edges relaxed, steps, parallel regions)``: steps expected to
-    relax fewer than ``SERIAL_EDGES`` edges run on the calling thread alone,
-    since waking the others would cost more.
+    Returns ``(edges relaxed, steps, parallel regions, pool growths)``: steps
+    expected to relax fewer than ``SERIAL_EDGES`` edges run on the calling
+    thread alone, since waking the others would cost more; a pool growth is a
+    step after which the chunk pool was doubled and the vertices it could not
+    take were re-filed.
     """
     n = indptr.size - 1
     nnz = indptr[n]
@@ -268,15 +282,18 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     overflow = np.zeros(1, dtype=np.int64)
     dirty = np.zeros(n, dtype=np.uint8)
     work = np.zeros((nthreads, 8), dtype=np.int64)
-    cursor = np.zeros(8, dtype=np.int64)
+    cursor = np.zeros(8 * nthreads, dtype=np.int64)
+    fstart = np.zeros(nthreads + 1, dtype=np.int64)
     fr = np.empty(cap, dtype=np.int64)
     dist[source] = 0.0
     cur = np.int64(0)
     _push_serial(0, source, 0.0, 0, K, bins, items, item_d, meta, free, alloc)
     steps = 0
     regions = 0
+    growths = 0
     while True:
         if overflow[0] != 0:
+            growths += 1
             # the chunk pool ran out in the last step: grow it and re-file the vertices
             # whose pushes failed (their distances were lowered, so they must be relaxed)
             used = min(alloc[0], cap)
@@ -313,6 +330,8 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
         nfr = 0
         total = 0
         for t in range(nthreads):
+            fstart[t] = nfr
+            cursor[8 * t] = 0
             total += bins[t, s, COUNT]
             h = bins[t, s, HEAD]
             while h != -1:
@@ -322,14 +341,14 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             bins[t, s, HEAD] = -1
             bins[t, s, TAIL] = -1
             bins[t, s, COUNT] = 0
-        cursor[0] = 0
+        fstart[nthreads] = nfr
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
-            work[0, 0] += _thread_work(0, fr, nfr, cursor, indptr, indices, weights, dist,
+            work[0, 0] += _thread_work(0, fr, fstart, cursor, indptr, indices, weights, dist,
                                        limit, inv_delta, cur, K, bins, items, item_d, meta,
                                        free, alloc, cap, overflow, dirty, False)
         else:
-            _step(nthreads, fr, nfr, cursor, indptr, indices, weights, dist, limit,
+            _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit,
                   inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
                   dirty, work)
             regions += 1
@@ -339,7 +358,7 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             t = k % nthreads
             meta[c, NEXT] = free[t, 0]
             free[t, 0] = c
-    return work[:, 0].sum(), steps, regions
+    return work[:, 0].sum(), steps, regions, growths
 
 
 # --------------------------------------------------------------------------- Dijkstra

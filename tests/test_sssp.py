@@ -167,6 +167,35 @@ def test_generated_graphs_thread_independent(name, request):
     check_tree(A, True, sources, ref, results[0])
 
 
+def _stale_flood(n, M):
+    """A chain 0 -> 1 -> ... (weight 1) plus every edge i -> j, j > i + 1, of weight M - 2i.
+
+    The chain gives the distances, but vertex i lowers the pending distance of
+    every later vertex to M - i, so about n^2 / 2 entries wait in the far bins:
+    more than the kernel's initial chunk pool holds.
+    """
+    i, j = np.triu_indices(n, 2)
+    src = np.concatenate([np.arange(n - 1), i])
+    dst = np.concatenate([np.arange(1, n), j])
+    w = np.concatenate([np.ones(n - 1), M - 2.0 * i])
+    return Graph.from_edges(src, dst, w, n=n)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_chunk_pool_growth_and_parallel_steps(threads):
+    from graphpar.shortest_paths import _solve
+
+    g = _stale_flood(300, 1000.0)
+    ref = dijkstra(g.to_scipy(), indices=[0, 5])
+    stats = {}
+    d, _ = _solve(g, np.array([0, 5]), "delta-stepping", 100.0, np.inf, threads, False, stats)
+    np.testing.assert_array_equal(d, ref)
+    assert stats["pool_growths"] > 0
+    if threads > 1:
+        assert stats["parallel_steps"] > 0
+    assert verify_sssp(g, [0, 5], d, against_dijkstra=True)
+
+
 def test_real_weights_large_graph_matches_scipy():
     g = graphpar.generate.kronecker(10, 8, seed=5, weights="real", directed=True)
     A = g.to_scipy()
