@@ -136,7 +136,8 @@ def print_report(stats: dict, as_json: bool) -> None:
 
 
 def _load(args):
-    from graphpar._validation import validate_graph
+    """Read or generate the graph and check it; returns (graph, name, seconds, max weight)."""
+    from graphpar._validation import _validate_with_max_weight
 
     t0 = time.perf_counter()
     if args.generate:
@@ -151,8 +152,8 @@ def _load(args):
         name = str(args.graph_file)
     else:
         raise ValueError("give a GRAPH_FILE or --generate SPEC")
-    g = validate_graph(g, directed=not args.undirected)
-    return g, name, time.perf_counter() - t0
+    g, wmax = _validate_with_max_weight(g, not args.undirected, "nonnegative", "csgraph")
+    return g, name, time.perf_counter() - t0, wmax
 
 
 def _warm_up() -> None:
@@ -177,7 +178,7 @@ def run(args) -> int:
     from graphpar.threads import set_threads
 
     threads = set_threads(args.threads)
-    g, name, load_time = _load(args)
+    g, name, load_time, wmax = _load(args)
     sources, _ = check_sources(args.source, g.n, name="--source")
     from graphpar.shortest_paths import _check_delta, _check_limit
 
@@ -186,7 +187,7 @@ def run(args) -> int:
     _warm_up()
     info: dict = {}
     t0 = time.perf_counter()
-    dist, _ = _solve(g, sources, "delta-stepping", delta, limit, threads, False, info)
+    dist, _ = _solve(g, sources, "delta-stepping", delta, limit, threads, False, info, wmax)
     elapsed = time.perf_counter() - t0
     dist = dist[0]
     finite = np.isfinite(dist)
