@@ -20,27 +20,37 @@ def _cells(line: str) -> list[str]:
 
 def _locate_csv_error(path: str, names: list[str]) -> None:
     """Scan the file line by line and raise a ValueError at the first bad cell."""
-    ncol = len(names)
     with open(path, encoding="utf-8") as f:
         next(f, None)
-        for lineno, line in enumerate(f, start=2):
-            if not line.strip():
-                continue
-            cells = _cells(line)
-            if len(cells) != ncol:
+        raise_first_bad_line(path, names, enumerate(f, start=2))
+
+
+def raise_first_bad_line(path, names: list[str], numbered_lines) -> None:
+    """Raise a ValueError naming the line and column of the first bad CSV row.
+
+    ``numbered_lines`` yields ``(line number, text)`` for data lines; blank
+    lines are skipped. Used by the serial reader and by each rank of the
+    distributed one on its own byte range.
+    """
+    ncol = len(names)
+    for lineno, line in numbered_lines:
+        if not line.strip():
+            continue
+        cells = _cells(line)
+        if len(cells) != ncol:
+            raise ValueError(
+                f"{path}, line {lineno}: expected {ncol} comma-separated fields "
+                f"(as in the header), found {len(cells)}"
+            )
+        for j, cell in enumerate(cells):
+            try:
+                float(cell)
+            except ValueError:
+                what = "an empty cell" if cell == "" else f"non-numeric value {cell!r}"
                 raise ValueError(
-                    f"{path}, line {lineno}: expected {ncol} comma-separated fields "
-                    f"(as in the header), found {len(cells)}"
-                )
-            for j, cell in enumerate(cells):
-                try:
-                    float(cell)
-                except ValueError:
-                    what = "an empty cell" if cell == "" else f"non-numeric value {cell!r}"
-                    raise ValueError(
-                        f"{path}, line {lineno}, column {j + 1} ({names[j]!r}): {what} "
-                        "(every cell must be a number; missing values are not supported)"
-                    ) from None
+                    f"{path}, line {lineno}, column {j + 1} ({names[j]!r}): {what} "
+                    "(every cell must be a number; missing values are not supported)"
+                ) from None
 
 
 def read_csv(path: str) -> dict[str, np.ndarray]:

@@ -74,26 +74,10 @@ def _read_csv_rows(path: str, comm) -> tuple[dict[str, np.ndarray], int]:
 
 def _locate_error(path, names, text: bytes, first_line: int) -> None:
     """Raise a ValueError naming the file, line and column of the first bad cell."""
-    from graphpar._cox_table import _cells
+    from graphpar._cox_table import raise_first_bad_line
 
-    ncol = len(names)
-    for k, raw in enumerate(text.decode("utf-8").splitlines()):
-        lineno = first_line + k
-        if not raw.strip():
-            continue
-        cells = _cells(raw)
-        if len(cells) != ncol:
-            raise ValueError(f"{path}, line {lineno}: expected {ncol} comma-separated fields "
-                             f"(as in the header), found {len(cells)}")
-        for j, cell in enumerate(cells):
-            try:
-                float(cell)
-            except ValueError:
-                what = "an empty cell" if cell == "" else f"non-numeric value {cell!r}"
-                raise ValueError(
-                    f"{path}, line {lineno}, column {j + 1} ({names[j]!r}): {what} "
-                    "(every cell must be a number; missing values are not supported)"
-                ) from None
+    lines = text.decode("utf-8").splitlines()
+    raise_first_bad_line(path, names, enumerate(lines, start=first_line))
 
 
 def _npy_header(m):
