@@ -170,7 +170,8 @@ def run_distributed(args) -> int:
 
     from graphpar.cli.cox import fit_args, report
     from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.cox import _collective, distribute_cox, fit_distributed
+    from graphpar.dist.comm import run_collectively
+    from graphpar.dist.cox import distribute_cox, fit_distributed
 
     comm = get_comm()
     threads = setup_threads(getattr(args, "threads", None), comm)
@@ -180,14 +181,14 @@ def run_distributed(args) -> int:
         table, row0 = read_table_rows(args.data, comm)
         return fit_args(args, table), row0
 
-    kw, row0 = _collective(load, comm)
+    kw, row0 = run_collectively(load, comm)
     names = kw.pop("feature_names")
     data = distribute_cox(kw["X"], kw["time"], kw["event"], strata=kw["strata"],
                           weights=kw["weights"], offset=kw["offset"], comm=comm, row0=row0)
     load_s = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
     comm.Barrier()
     t1 = time.perf_counter()
-    model = _collective(lambda: fit_distributed(data, ties=args.ties, penalizer=args.penalizer,
+    model = run_collectively(lambda: fit_distributed(data, ties=args.ties, penalizer=args.penalizer,
                                                 feature_names=names), comm)
     seconds = comm.allreduce(time.perf_counter() - t1, op=MPI.MAX)
     per_eval = float(np.median(model.seconds_per_eval_)) if model.seconds_per_eval_ else 0.0

@@ -51,13 +51,13 @@ def run_distributed(args) -> int:
     """
     from graphpar.cli.gcn import _Progress, load, print_report, report_fields
     from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.cox import _collective
+    from graphpar.dist.comm import run_collectively
     from graphpar.dist.gcn import train_gcn_distributed
 
     comm = get_comm()
     rank = comm.Get_rank()
     threads = setup_threads(getattr(args, "threads", None), comm)
-    method = _collective(lambda: partition_method(args), comm)
+    method = run_collectively(lambda: partition_method(args), comm)
     def load_here(first: bool):
         # rank 0 loads first (and downloads when allowed); then the others read its files
         if (rank == 0) != first:
@@ -65,13 +65,13 @@ def run_distributed(args) -> int:
         return load(args.dataset, args.data_dir, download=first and not args.no_download,
                     seed=args.seed)
 
-    data0 = _collective(lambda: load_here(True), comm)
-    data1 = _collective(lambda: load_here(False), comm)
+    data0 = run_collectively(lambda: load_here(True), comm)
+    data1 = run_collectively(lambda: load_here(False), comm)
     data = data0 if rank == 0 else data1
     progress = rank == 0 and not args.json and sys.stdout.isatty()
     bar = _Progress(args.epochs, sys.stdout) if progress else None
     try:
-        res = _collective(lambda: train_gcn_distributed(
+        res = run_collectively(lambda: train_gcn_distributed(
             data, hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
             weight_decay=args.weight_decay, early_stopping=args.early_stopping,
             seed=args.seed, method=method, comm=comm, callback=bar), comm)

@@ -15,7 +15,7 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from graphpar.dist.comm import agree_on_error, get_comm, setup_threads
+from graphpar.dist.comm import get_comm, run_collectively, setup_threads
 
 __all__ = ["run_distributed"]
 
@@ -52,19 +52,6 @@ def _warm_up(comm) -> None:
     sssp(scatter_graph(tiny, comm=comm), 0)
 
 
-def _collective(fn, comm):
-    """Run ``fn()`` on every rank; if any rank fails, raise the first failure everywhere."""
-    out, err = None, None
-    try:
-        out = fn()
-    except (ValueError, TypeError, OSError, KeyError) as exc:
-        err = exc
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
-    return out
-
-
 def run_distributed(args) -> int:
     """Run ``graphpar sssp`` across the ranks of ``COMM_WORLD``; return the exit status.
 
@@ -88,11 +75,11 @@ def run_distributed(args) -> int:
     threads = setup_threads(getattr(args, "threads", None), comm)
     directed = not getattr(args, "undirected", False)
     t0 = time.perf_counter()
-    dg, name = _collective(lambda: _load(args, comm), comm)
+    dg, name = run_collectively(lambda: _load(args, comm), comm)
     und = dg if directed else dg.symmetrized()
     und.ghosts()  # per-graph preparation (ghost ids, rows by weight): part of loading
     load_time = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    source = _collective(lambda: int(check_sources(args.source, dg.gn, name="--source")[0][0]),
+    source = run_collectively(lambda: int(check_sources(args.source, dg.gn, name="--source")[0][0]),
                          comm)
     delta = getattr(args, "delta", None)
     limit = getattr(args, "limit", None)
@@ -129,7 +116,7 @@ def run_distributed(args) -> int:
     output = getattr(args, "output", None)
     dist = res.gather(root=0)
     if output:
-        _collective(lambda: np.save(output, dist) if rank == 0 else None, comm)
+        run_collectively(lambda: np.save(output, dist) if rank == 0 else None, comm)
     status = 0
     if getattr(args, "verify", False):
         ok = _verify(und, source, dist, limit, comm)

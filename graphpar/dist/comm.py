@@ -10,6 +10,7 @@ from mpi4py import MPI
 
 __all__ = [
     "get_comm", "node_info", "setup_threads", "abort_job", "abort_on_error", "agree_on_error",
+    "run_collectively",
 ]
 
 _WORLD_DUP = None
@@ -172,3 +173,28 @@ class abort_on_error:  # noqa: N801 - used like a function: ``with abort_on_erro
         text = "".join(traceback.format_exception(kind, exc, tb)).rstrip()
         abort_job(f"graphpar: rank {MPI.COMM_WORLD.Get_rank()} failed:\n{text}", 1)
         return False
+
+
+def run_collectively(fn, comm=None):
+    """Run ``fn()`` on every rank; if any rank fails, raise the first failure on every rank.
+
+    A stage that reads input or checks arguments may fail on one rank only;
+    wrapped in this, the other ranks raise the same error instead of waiting
+    in their next collective. Catches ``ValueError``, ``TypeError``,
+    ``OSError`` and ``KeyError`` (bad input); anything else is a bug and
+    ends the job. Collective.
+
+    Examples
+    --------
+    >>> run_collectively(lambda: 6 * 7)
+    42
+    """
+    out, err = None, None
+    try:
+        out = fn()
+    except (ValueError, TypeError, OSError, KeyError) as exc:
+        err = exc
+    err = agree_on_error(err, comm)
+    if err is not None:
+        raise err
+    return out

@@ -261,21 +261,6 @@ def _segmented_sum():
     return _SEG_OP
 
 
-def _collective(fn, comm):
-    """Run ``fn()`` on every rank; if any rank fails, raise the first failure on every rank."""
-    from graphpar.dist.comm import agree_on_error
-
-    out, err = None, None
-    try:
-        out = fn()
-    except (ValueError, TypeError, OSError, KeyError) as exc:
-        err = exc
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
-    return out
-
-
 def _validate(X, time, event, strata, weights, offset, row0: int):
     """The serial checks on this rank's rows; messages give global row numbers."""
     from graphpar._cox_data import as_matrix, as_vector
@@ -382,12 +367,14 @@ def distribute_cox(X, time, event, *, strata=None, weights=None, offset=None, co
     >>> data = distribute_cox(X_mine, t_mine, e_mine)  # doctest: +SKIP
     >>> ll, grad, hess = data.evaluate(np.zeros(X_mine.shape[1]))  # doctest: +SKIP
     """
+    from graphpar.dist.comm import run_collectively
+
     comm = _comm(comm)
     n_in = int(np.shape(X)[0]) if np.ndim(X) >= 1 else 0
     if row0 is None:
         row0 = comm.exscan(n_in)
         row0 = 0 if comm.Get_rank() == 0 or row0 is None else int(row0)
-    X, time, ev, st, w, off = _collective(
+    X, time, ev, st, w, off = run_collectively(
         lambda: _validate(X, time, event, strata, weights, offset, row0), comm)
     n, p = X.shape
 
@@ -405,7 +392,7 @@ def distribute_cox(X, time, event, *, strata=None, weights=None, offset=None, co
         if comm.allreduce(n) == 0:
             raise ValueError("X has no rows")
 
-    _collective(agree, comm)
+    run_collectively(agree, comm)
     cols = [X, time[:, None], ev[:, None]]
     names = ["time", "event"]
     for name, v in (("strata", st), ("weights", w), ("offset", off)):
