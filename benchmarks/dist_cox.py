@@ -26,7 +26,7 @@ import argparse
 import statistics
 import time
 
-from _mpi import emit_result, run_worker
+from _mpi import add_driver_options, emit_result, run_interleaved, run_worker
 
 CONFIGS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
 BLOCK = 1 << 20
@@ -117,21 +117,12 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=10_000_000)
     p.add_argument("--p", type=int, default=10)
-    p.add_argument("--reps", type=int, default=2)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=1800)
-    p.add_argument("--no-reference", dest="reference", action="store_false")
-    p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
+    add_driver_options(p, reps=2, timeout=1800)
     args = p.parse_args(argv)
     if args.worker:
         worker(args)
         return
-    results = {c: [] for c in CONFIGS}
-    for _ in range(args.reps):
-        for ranks, threads in CONFIGS:
-            results[(ranks, threads)].append(launch(ranks, threads, args))
+    results = run_interleaved(CONFIGS, args.reps, lambda r, t: launch(r, t, args))
     first = results[(1, 1)][0]
     print(f"Cox, Efron ties: N = {first['n']}, p = {first['p']}, {first['n_iter']} Newton "
           f"iterations; median over {args.reps} jobs")

@@ -26,7 +26,7 @@ import argparse
 import statistics
 import time
 
-from _mpi import emit_result, run_worker
+from _mpi import add_driver_options, emit_result, run_interleaved, run_worker
 
 CONFIGS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
 
@@ -134,22 +134,13 @@ def main(argv=None) -> None:
     p.add_argument("--scale", type=int, default=20)
     p.add_argument("--edges", type=int, default=8, help="undirected edges per vertex")
     p.add_argument("--width", type=int, default=64)
-    p.add_argument("--reps", type=int, default=3)
     p.add_argument("--runs", type=int, default=7)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=900)
-    p.add_argument("--no-reference", dest="reference", action="store_false")
-    p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
+    add_driver_options(p, reps=3, timeout=900)
     args = p.parse_args(argv)
     if args.worker:
         worker(args)
         return
-    results = {c: [] for c in CONFIGS}
-    for _ in range(args.reps):
-        for ranks, threads in CONFIGS:
-            results[(ranks, threads)].append(launch(ranks, threads, args))
+    results = run_interleaved(CONFIGS, args.reps, lambda r, t: launch(r, t, args))
     first = results[(1, 1)][0]
     print(f"uniform graph: {first['n']} vertices, {first['gnnz']} stored entries of A+I, "
           f"width {args.width}, float32; median over {args.reps} jobs of the median of "

@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from _mpi import emit_result, run_worker
+from _mpi import add_driver_options, emit_result, run_interleaved, run_worker
 
 CONFIGS = [(1, 1), (1, 2), (2, 1)]  # (ranks, threads per rank)
 
@@ -177,16 +177,10 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scale", type=int, default=20)
     p.add_argument("--grid", type=int, default=1000)
-    p.add_argument("--reps", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=900)
-    p.add_argument("--no-reference", dest="reference", action="store_false")
-    p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    add_driver_options(p, reps=2, timeout=900)
     p.add_argument("--comm-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--graph", help=argparse.SUPPRESS)
-    p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         worker(args)
@@ -200,10 +194,8 @@ def main(argv=None) -> None:
           f"{c['bytes_per_s'] / 1e9:.2f} GB/s per rank")
     graphs = [f"kron:{args.scale}", f"grid:{args.grid}"]
     for graph in graphs:
-        results = {c: [] for c in CONFIGS}
-        for _ in range(args.reps):
-            for ranks, threads in CONFIGS:
-                results[(ranks, threads)].append(launch(graph, ranks, threads, args))
+        results = run_interleaved(CONFIGS, args.reps,
+                                  lambda r, t, g=graph: launch(g, r, t, args))
         base = statistics.median(r["median_s"] for r in results[(1, 1)])
         first = results[(1, 1)][0]
         print(f"\n{graph}: {first['gn']} vertices, {first['gnnz']} stored edges, "
