@@ -208,8 +208,7 @@ def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, i
     for t in prange(nthreads):
         work[t, 0] += _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist,
                                    limit, inv_delta, cur, K, bins, items, item_d, meta, free,
-                                   alloc,
-                                   cap, overflow, dirty, True)
+                                   alloc, cap, overflow, dirty, True)
 
 
 @njit(cache=True)
