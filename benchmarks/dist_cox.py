@@ -11,8 +11,8 @@ hits them alike. Each job generates its share of the same synthetic data
 the number of ranks: ``p`` standard normal covariates, exponential times
 with known coefficients, 30% censored, about 5% of rows rounded into tie
 groups), sorts and splits the rows across the ranks in time order
-(:func:`graphpar.dist.cox.distribute_cox`) and fits the model
-(:func:`graphpar.dist.cox.fit_distributed`). Printed per configuration: the
+(:func:`graphpar.mpi.cox.distribute_cox`) and fits the model
+(:func:`graphpar.mpi.cox.fit_distributed`). Printed per configuration: the
 median time per Newton iteration (one likelihood, gradient and Hessian
 evaluation, scans and reductions included), the speed-up over 1 x 1, the whole
 fit, the setup (sort and split), and the bytes each rank sent per iteration.
@@ -59,8 +59,8 @@ def worker(args) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.cox import distribute_cox, fit_distributed
+    from graphpar.mpi.comm import get_comm, setup_threads
+    from graphpar.mpi.cox import distribute_cox, fit_distributed
 
     comm = get_comm()
     threads = setup_threads(args.threads)

@@ -8,7 +8,7 @@ The driver launches one ``mpiexec`` job per configuration, interleaving the
 configurations ``--reps`` times so that background load on a shared machine
 hits them alike. Each job generates a uniform random undirected graph with
 ``2**scale`` vertices and ``edges * 2**scale`` edges in parallel
-(:func:`graphpar.dist.generate.uniform`, block partition: each rank generates
+(:func:`graphpar.mpi.generate.uniform`, block partition: each rank generates
 and keeps only its rows), adds self-loops, normalises ``D^-1/2 (A+I) D^-1/2``
 (the degrees of remote columns come with one ``Allgatherv``), builds the halo
 plan and then times ``--runs`` forward layers (``op @ H``, halo exchange
@@ -36,9 +36,9 @@ def worker(args) -> None:
     import scipy.sparse as sp
     from mpi4py import MPI
 
-    from graphpar.dist import generate as dgen
-    from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.gcn import DistOperator
+    from graphpar.mpi import generate as dgen
+    from graphpar.mpi.comm import get_comm, setup_threads
+    from graphpar.mpi.gcn import DistOperator
 
     comm = get_comm()
     threads = setup_threads(args.threads)

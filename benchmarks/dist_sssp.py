@@ -38,9 +38,9 @@ def worker(args) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from graphpar.dist import generate as dgen
-    from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.sssp import sssp
+    from graphpar.mpi import generate as dgen
+    from graphpar.mpi.comm import get_comm, setup_threads
+    from graphpar.mpi.sssp import sssp
 
     comm = get_comm()
     threads = setup_threads(args.threads)
@@ -100,9 +100,9 @@ def comm_worker(args) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from graphpar.dist.comm import get_comm
-    from graphpar.dist.exchange import ialltoallv
-    from graphpar.dist.sssp import _wait
+    from graphpar.mpi.comm import get_comm
+    from graphpar.mpi.exchange import ialltoallv
+    from graphpar.mpi.sssp import _wait
 
     comm = get_comm()
     p = comm.Get_size()
@@ -156,7 +156,7 @@ def _reference(dg, sources) -> dict:
     med, _ = median_time(lambda: shared_sssp(g, next(it)), repeat=len(sources))
     out["shared_memory_s"] = med
     ref = dijkstra(A, indices=sources[0])
-    from graphpar.dist.sssp import sssp
+    from graphpar.mpi.sssp import sssp
 
     out["same_as_scipy"] = bool(np.array_equal(sssp(dg, sources[0]).gather(), ref))
     return out

@@ -10,7 +10,7 @@ Public API (imported lazily, so ``import graphpar`` stays fast):
   :mod:`graphpar.datasets`.
 - Survival: :class:`CoxPH`, :func:`concordance_index`.
 - Threads: :func:`set_threads`, :func:`get_threads`.
-- Distributed (mpi4py): :mod:`graphpar.dist`.
+- Distributed (mpi4py): :mod:`graphpar.mpi`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _LAZY = {
     "set_threads": "graphpar.threads",
     "get_threads": "graphpar.threads",
 }
-_SUBMODULES = ("generate", "datasets", "dist", "io", "kernels")
+_SUBMODULES = ("generate", "datasets", "mpi", "io", "kernels")
 
 __all__ = sorted(_LAZY) + list(_SUBMODULES)
 

@@ -340,7 +340,7 @@ def _prepare_training(
 ):
     """Check the training inputs and build the operator, features, masks and model.
 
-    Shared by :func:`train_gcn` and :func:`graphpar.dist.gcn.train_gcn_distributed`;
+    Shared by :func:`train_gcn` and :func:`graphpar.mpi.gcn.train_gcn_distributed`;
     ``who`` names the caller in errors. ``adjacency`` may be a Planetoid data set.
     """
     if features is None and hasattr(adjacency, "features"):

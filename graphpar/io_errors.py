@@ -1,16 +1,7 @@
-"""The exception raised for malformed graph files (re-exported by :mod:`graphpar.io`)."""
+"""The exception raised for malformed graph files (defined in :mod:`graphpar.errors`)."""
 
 from __future__ import annotations
 
+from graphpar.errors import GraphFormatError
 
-class GraphFormatError(ValueError):
-    """A graph file that does not follow its format.
-
-    The message names the file, the line number and what was expected, e.g.
-    ``g.gr: line 12: expected an integer vertex id (the head v of 'a u v w'), got 'x7'``.
-
-    Examples
-    --------
-    >>> issubclass(GraphFormatError, ValueError)
-    True
-    """
+__all__ = ["GraphFormatError"]

@@ -19,8 +19,9 @@ with ``dist``); the driver uses the serial kernels when predecessors are asked.
 """
 
 import numpy as np
-from graphpar.kernels.atomics import atomic_load, atomic_min_f64, atomic_store, cas, fetch_add
 from numba import njit, prange
+
+from graphpar.kernels.atomics import atomic_load, atomic_min_f64, atomic_store, cas, fetch_add
 
 NO_PRED = -9999
 NO_BUCKET = np.iinfo(np.int64).max

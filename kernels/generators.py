@@ -15,8 +15,9 @@ as float64), :data:`W_REAL` (uniform in ``(0, 1]``).
 """
 
 import numpy as np
-from graphpar.kernels.rng import GOLDEN, mix64, rand_u64, u01, u01_open0
 from numba import njit, prange
+
+from graphpar.kernels.rng import GOLDEN, mix64, rand_u64, u01, u01_open0
 
 STREAM_EDGES = 1
 STREAM_WEIGHTS = 2

@@ -7,11 +7,12 @@ ahead lets those misses overlap. A prefetch is only a hint: it never faults,
 so an index past the end of the array is harmless.
 """
 
-from graphpar.kernels.atomics import _elem_ptr
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from graphpar.kernels.atomics import _elem_ptr
 
 _I32 = ir.IntType(32)
 

@@ -48,9 +48,10 @@ serial Dijkstra computes (addition is monotone for ``w >= 0``).
 """
 
 import numpy as np
+from numba import njit, prange
+
 from graphpar.kernels.atomics import cas, fetch_add
 from graphpar.kernels.prefetch import prefetch
-from numba import njit, prange
 
 CHUNK = 64
 AHEAD = 8

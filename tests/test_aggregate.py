@@ -6,10 +6,10 @@ import naive_gcn
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from graphpar.kernels import aggregate as K
 
 from graphpar import Graph, aggregate, gcn_normalize
 from graphpar.gcn import GCNOperator, as_operator
+from graphpar.kernels import aggregate as K
 
 
 def random_entries(rng, n, m, *, loops=True, dups=True):

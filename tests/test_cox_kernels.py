@@ -5,9 +5,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from naive_cox import cox_loglik
+
 from graphpar.kernels import cox as K
 from graphpar.kernels.cox_sort import cox_order
-from naive_cox import cox_loglik
 
 P = 3
 

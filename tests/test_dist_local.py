@@ -1,4 +1,4 @@
-"""graphpar.dist in one process (a one-rank communicator): the distributed SSSP and
+"""graphpar.mpi in one process (a one-rank communicator): the distributed SSSP and
 graph-building code paths against scipy and the serial Graph, on many random graphs.
 
 The multi-rank behaviour is tested under mpiexec in test_dist_mpi.py; here every
@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_scripts"))
 MPI = pytest.importorskip("mpi4py.MPI")
 
 from _ref import check_predecessors  # noqa: E402
-from graphpar.kernels import dist_sssp as K  # noqa: E402
 
 import graphpar as gp  # noqa: E402
-from graphpar.dist.graph import DistGraph, local_csr, scatter_graph  # noqa: E402
-from graphpar.dist.partition import BlockPartition  # noqa: E402
-from graphpar.dist.sssp import choose_delta, sssp  # noqa: E402
+from graphpar.kernels import dist_sssp as K  # noqa: E402
+from graphpar.mpi.graph import DistGraph, local_csr, scatter_graph  # noqa: E402
+from graphpar.mpi.partition import BlockPartition  # noqa: E402
+from graphpar.mpi.sssp import choose_delta, sssp  # noqa: E402
 from graphpar.threads import get_threads, max_threads, set_threads  # noqa: E402
 
 SELF = MPI.COMM_SELF

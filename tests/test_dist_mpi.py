@@ -1,4 +1,4 @@
-"""graphpar.dist under ``mpiexec -n 1..4``: distances equal scipy's, parallel reading and
+"""graphpar.mpi under ``mpiexec -n 1..4``: distances equal scipy's, parallel reading and
 generation equal the serial ones byte for byte, and a failing rank ends the job.
 
 Each launch runs many checks (tests/mpi_scripts/dist_checks.py) to keep the

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive_halo import needed_rows
 
-from graphpar.dist import halo as H
+from graphpar.mpi import halo as H
 
 
 def random_op(n, density, seed):

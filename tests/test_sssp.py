@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from graphpar.kernels import atomics
-from graphpar.kernels import sssp as ksssp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive_sssp import bellman_ford, edge_list, tree_problem
@@ -15,6 +13,8 @@ from scipy.sparse.csgraph import dijkstra
 
 import graphpar
 from graphpar import Graph, sssp, verify_sssp
+from graphpar.kernels import atomics
+from graphpar.kernels import sssp as ksssp
 from graphpar.threads import max_threads
 
 # weights that make float sums round: ties, absorption (1e16 + 1 == 1e16), tiny values

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parse_args(parser: argparse.ArgumentParser, argv):
     """Parse; under mpiexec only rank 0 prints usage errors and help (each rank exits alike)."""
-    from graphpar.dist import launched_under_mpi, launcher_rank
+    from graphpar.mpi import launched_under_mpi, launcher_rank
 
     if not launched_under_mpi() or launcher_rank() == 0:
         return parser.parse_args(argv)

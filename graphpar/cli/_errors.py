@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import sys
 
-USER_ERRORS = (ValueError, TypeError, OSError, KeyError)
-EXIT_USER_ERROR = 2
-
-
-def _message(exc: BaseException) -> str:
-    return str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
+from graphpar.errors import EXIT_USER_ERROR, USER_ERRORS
+from graphpar.errors import error_message as _message
 
 
 def run_reporting_errors(func, args) -> int:
     """Call ``func(args)``; print ``graphpar: error: ...`` for bad input and return 2."""
-    from graphpar.dist import launched_under_mpi
+    from graphpar.mpi import launched_under_mpi
 
     if launched_under_mpi():
         return _run_under_mpi(func, args)
@@ -38,7 +34,7 @@ def run_reporting_errors(func, args) -> int:
 
 
 def _run_under_mpi(func, args) -> int:
-    from graphpar.dist import launcher_rank
+    from graphpar.mpi import launcher_rank
 
     try:
         status = func(args)
@@ -48,7 +44,7 @@ def _run_under_mpi(func, args) -> int:
             if launcher_rank() == 0:
                 print(msg, file=sys.stderr)
             return EXIT_USER_ERROR
-        from graphpar.dist.comm import abort_job
+        from graphpar.mpi.comm import abort_job
 
         abort_job(msg, EXIT_USER_ERROR)
     except BaseException as exc:  # noqa: BLE001 - any failure must end every rank
@@ -56,7 +52,7 @@ def _run_under_mpi(func, args) -> int:
             return 0
         import traceback
 
-        from graphpar.dist.comm import abort_job
+        from graphpar.mpi.comm import abort_job
 
         text = "".join(traceback.format_exception(exc)).rstrip()
         abort_job(f"graphpar: rank {launcher_rank()} failed:\n{text}", 1)

@@ -1,6 +1,6 @@
 """``graphpar cox``: fit a Cox proportional-hazards model to a CSV or .npz table.
 
-Reusable pieces (also for :mod:`graphpar.dist.cli_cox`): :func:`fit_args`
+Reusable pieces (also for :mod:`graphpar.mpi.cli_cox`): :func:`fit_args`
 turns the parsed arguments and a table into ``CoxPH.fit`` arguments,
 :func:`report` prints a fitted model's summary (table or JSON), and
 :func:`graphpar._cox_table.read_table` reads the file.
@@ -93,10 +93,10 @@ def report(model, as_json: bool = False, seconds: float | None = None) -> None:
 
 
 def run(args) -> int:
-    from graphpar.dist import launched_under_mpi
+    from graphpar.mpi import launched_under_mpi
 
     if launched_under_mpi():
-        from graphpar.dist.cli_cox import run_distributed
+        from graphpar.mpi.cli_cox import run_distributed
 
         return run_distributed(args)
     from graphpar._cox_table import read_table

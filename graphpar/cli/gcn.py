@@ -202,11 +202,11 @@ def print_report(args, out: dict) -> None:
 
 
 def run(args) -> int:
-    from graphpar.dist import launched_under_mpi
+    from graphpar.mpi import launched_under_mpi
     from graphpar.threads import set_threads
 
     if launched_under_mpi():
-        from graphpar.dist.cli_gcn import run_distributed
+        from graphpar.mpi.cli_gcn import run_distributed
 
         return run_distributed(args)
     set_threads(args.threads)

@@ -5,7 +5,7 @@ MTEPS, where the edges counted are the stored (directed) edges leaving the
 reached vertices, each counted once, over the time of the search alone
 (reading the graph and compiling are excluded).
 Under ``mpiexec`` the distributed implementation takes over
-(:mod:`graphpar.dist.cli_sssp`).
+(:mod:`graphpar.mpi.cli_sssp`).
 """
 
 from __future__ import annotations
@@ -166,10 +166,10 @@ def _warm_up() -> None:
 
 def run(args) -> int:
     """Run ``graphpar sssp``; return the exit status."""
-    from graphpar.dist import launched_under_mpi
+    from graphpar.mpi import launched_under_mpi
 
     if launched_under_mpi():
-        from graphpar.dist.cli_sssp import run_distributed
+        from graphpar.mpi.cli_sssp import run_distributed
 
         return run_distributed(args)
 

@@ -12,10 +12,10 @@ import importlib.util
 import numpy as np
 import scipy.sparse as sp
 from _common import close, run
-from graphpar.kernels.aggregate import spmm
 
-from graphpar.dist.gcn import distribute
-from graphpar.dist.halo import gather_volume, plan_from_global
+from graphpar.kernels.aggregate import spmm
+from graphpar.mpi.gcn import distribute
+from graphpar.mpi.halo import gather_volume, plan_from_global
 from graphpar.threads import set_threads
 
 METHODS = ["block", "edge", "random"]

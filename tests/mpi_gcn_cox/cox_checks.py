@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for n
 from naive_cox import cox_loglik  # noqa: E402
 
 from graphpar.cox import CoxPH  # noqa: E402
-from graphpar.dist.cox import distribute_cox, fit_distributed  # noqa: E402
+from graphpar.mpi.cox import distribute_cox, fit_distributed  # noqa: E402
 from graphpar.threads import set_threads  # noqa: E402
 
 

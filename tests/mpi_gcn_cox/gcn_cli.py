@@ -1,4 +1,4 @@
-"""``graphpar gcn`` arguments run through :func:`graphpar.dist.cli_gcn.run_distributed`.
+"""``graphpar gcn`` arguments run through :func:`graphpar.mpi.cli_gcn.run_distributed`.
 
 Used by the tests until ``graphpar.cli.gcn`` hands over to the distributed path
 itself; ``--partition METHOD`` is taken out of the arguments here because the
@@ -11,7 +11,7 @@ import sys
 
 from graphpar.cli import build_parser
 from graphpar.cli._errors import run_reporting_errors
-from graphpar.dist.cli_gcn import run_distributed
+from graphpar.mpi.cli_gcn import run_distributed
 
 
 def main(argv: list[str]) -> int:

@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse as sp
 from _common import close
 
-from graphpar.dist.gcn import train_gcn_distributed
 from graphpar.gcn_model import train_gcn
+from graphpar.mpi.gcn import train_gcn_distributed
 
 METHODS = ["block", "edge", "random"]
 if importlib.util.find_spec("pymetis"):

@@ -1,4 +1,4 @@
-"""Checks of graphpar.dist run under ``mpiexec -n K`` by tests/test_dist_mpi.py.
+"""Checks of graphpar.mpi run under ``mpiexec -n K`` by tests/test_dist_mpi.py.
 
 Usage: ``python dist_checks.py TMPDIR [DATA_ROOT]``. Rank 0 prints ``PASS <name>``
 for every check; any failure aborts the whole job with a non-zero status.
@@ -18,12 +18,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _ref import check_predecessors  # noqa: E402
 
 import graphpar as gp  # noqa: E402
-from graphpar.dist import generate as dgen  # noqa: E402
-from graphpar.dist.comm import abort_on_error, get_comm, node_info, setup_threads  # noqa: E402
-from graphpar.dist.graph import DistGraph, scatter_graph  # noqa: E402
-from graphpar.dist.io import read_graph as pread  # noqa: E402
-from graphpar.dist.partition import BlockPartition  # noqa: E402
-from graphpar.dist.sssp import sssp  # noqa: E402
+from graphpar.mpi import generate as dgen  # noqa: E402
+from graphpar.mpi.comm import abort_on_error, get_comm, node_info, setup_threads  # noqa: E402
+from graphpar.mpi.graph import DistGraph, scatter_graph  # noqa: E402
+from graphpar.mpi.io import read_graph as pread  # noqa: E402
+from graphpar.mpi.partition import BlockPartition  # noqa: E402
+from graphpar.mpi.sssp import sssp  # noqa: E402
 
 comm = get_comm()
 RANK, SIZE = comm.Get_rank(), comm.Get_size()

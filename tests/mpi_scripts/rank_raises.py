@@ -16,9 +16,9 @@ import argparse
 import sys
 
 from graphpar.cli._errors import run_reporting_errors
-from graphpar.dist import generate as dgen
-from graphpar.dist.comm import abort_on_error, get_comm
-from graphpar.dist.sssp import sssp
+from graphpar.mpi import generate as dgen
+from graphpar.mpi.comm import abort_on_error, get_comm
+from graphpar.mpi.sssp import sssp
 
 comm = get_comm()
 LAST = comm.Get_size() - 1
@@ -32,7 +32,7 @@ def cli_args(path=None, generate=None):
 
 
 def main(mode):
-    from graphpar.dist.cli_sssp import run_distributed
+    from graphpar.mpi.cli_sssp import run_distributed
 
     if mode == "library":
         with abort_on_error():
@@ -43,7 +43,7 @@ def main(mode):
             comm.Barrier()
         return 0
     if mode == "cli-one":
-        import graphpar.dist.sssp as ds
+        import graphpar.mpi.sssp as ds
 
         if comm.Get_rank() == LAST:
             def broken(*args, **kwargs):

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphpar.dist.comm import get_comm
-from graphpar.dist.exchange import alltoallv, exchange_counts, exclusive_cumsum
-from graphpar.dist.partition import BlockPartition
 from graphpar.graph import Graph, index_dtype
 from graphpar.kernels import csr as _csr
 from graphpar.kernels import dist_sssp as _k
+from graphpar.mpi.comm import get_comm
+from graphpar.mpi.exchange import alltoallv, exchange_counts, exclusive_cumsum
+from graphpar.mpi.partition import BlockPartition
 
 __all__ = ["DistGraph", "scatter_graph"]
 
@@ -27,7 +27,7 @@ class DistGraph:
     """This rank's share of a graph distributed by contiguous vertex ranges.
 
     Build one with :func:`scatter_graph`, :meth:`from_local_edges`,
-    :func:`graphpar.dist.read_graph` or :func:`graphpar.dist.generate`;
+    :func:`graphpar.mpi.read_graph` or :func:`graphpar.mpi.generate`;
     every rank of ``comm`` holds one.
 
     Attributes
@@ -385,7 +385,7 @@ def scatter_graph(graph, root: int = 0, *, partition: BlockPartition | None = No
     >>> dg = scatter_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
     """
     from graphpar._validation import validate_graph
-    from graphpar.dist.comm import agree_on_error
+    from graphpar.mpi.comm import agree_on_error
 
     comm = get_comm(comm)
     meta = None

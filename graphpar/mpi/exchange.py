@@ -24,7 +24,7 @@ def exchange_counts(sendcounts: np.ndarray, comm) -> np.ndarray:
 
     Examples
     --------
-    >>> from graphpar.dist.comm import get_comm
+    >>> from graphpar.mpi.comm import get_comm
     >>> c = get_comm(); exchange_counts(np.zeros(c.size, dtype=np.int64), c).sum()
     0
     """
@@ -49,7 +49,7 @@ def alltoallv(sendbuf: np.ndarray, sendcounts: np.ndarray, recvcounts: np.ndarra
 
     Examples
     --------
-    >>> from graphpar.dist.comm import get_comm
+    >>> from graphpar.mpi.comm import get_comm
     >>> c = get_comm()
     >>> counts = np.zeros(c.size, dtype=np.int64); counts[c.rank] = 1
     >>> alltoallv(np.array([7.0]), counts, counts, c).tolist()
@@ -72,7 +72,7 @@ def ialltoallv(sendbuf: np.ndarray, sendcounts: np.ndarray, recvcounts: np.ndarr
 
     Examples
     --------
-    >>> from graphpar.dist.comm import get_comm
+    >>> from graphpar.mpi.comm import get_comm
     >>> c = get_comm(); out = np.empty(1)
     >>> counts = np.zeros(c.size, dtype=np.int64); counts[c.rank] = 1
     >>> ialltoallv(np.array([7.0]), counts, counts, c, out).Wait(); out.tolist()

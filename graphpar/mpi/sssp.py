@@ -24,9 +24,9 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from graphpar.dist.exchange import ialltoallv
-from graphpar.dist.graph import DistGraph
 from graphpar.kernels import dist_sssp as _k
+from graphpar.mpi.exchange import ialltoallv
+from graphpar.mpi.graph import DistGraph
 from graphpar.threads import get_threads
 
 __all__ = ["sssp", "DistSSSPResult", "choose_delta"]
@@ -84,7 +84,7 @@ class DistSSSPResult:
         --------
         >>> dist = res.gather(root=0)   # doctest: +SKIP
         """
-        from graphpar.dist.graph import gatherv
+        from graphpar.mpi.graph import gatherv
 
         d = gatherv(self.dist, root, self.comm)
         p = gatherv(self.pred, root, self.comm) if self.pred is not None else None
@@ -118,7 +118,7 @@ def _write_slices(path, local, partition, comm):
             del mm
         except OSError as exc:
             err = exc
-    from graphpar.dist.comm import agree_on_error
+    from graphpar.mpi.comm import agree_on_error
 
     err = agree_on_error(err, comm)
     if err is not None:
@@ -190,7 +190,7 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     >>> res = sssp(dg, 0)                     # doctest: +SKIP
     >>> res.dist                              # this rank's distances  # doctest: +SKIP
     """
-    from graphpar.dist.comm import agree_on_error
+    from graphpar.mpi.comm import agree_on_error
 
     comm = dg.comm
     err = None

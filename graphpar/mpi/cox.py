@@ -46,7 +46,7 @@ SAMPLES_PER_RANK = 256
 
 
 def _comm(comm):
-    from graphpar.dist.halo import _comm as get
+    from graphpar.mpi.halo import _comm as get
 
     return get(comm)
 
@@ -367,7 +367,7 @@ def distribute_cox(X, time, event, *, strata=None, weights=None, offset=None, co
     >>> data = distribute_cox(X_mine, t_mine, e_mine)  # doctest: +SKIP
     >>> ll, grad, hess = data.evaluate(np.zeros(X_mine.shape[1]))  # doctest: +SKIP
     """
-    from graphpar.dist.comm import run_collectively
+    from graphpar.mpi.comm import run_collectively
 
     comm = _comm(comm)
     n_in = int(np.shape(X)[0]) if np.ndim(X) >= 1 else 0

@@ -4,7 +4,7 @@
 Each rank reads only its own rows of the table: a CSV file is cut into byte
 ranges at line boundaries, an uncompressed ``.npz`` is memory-mapped and
 sliced (a compressed one is decompressed and sliced). The rows are then
-sorted across the ranks in time order (:func:`graphpar.dist.cox.distribute_cox`)
+sorted across the ranks in time order (:func:`graphpar.mpi.cox.distribute_cox`)
 and the model is fitted with distributed likelihood evaluations. Rank 0 prints
 the serial summary (:func:`graphpar.cli.cox.report`) followed by one line with
 the ranks, the time per Newton iteration and the bytes each rank sent.
@@ -147,7 +147,7 @@ def read_table_rows(path: str, comm=None) -> tuple[dict[str, np.ndarray], int]:
     --------
     >>> table, row0 = read_table_rows("patients.csv")  # doctest: +SKIP
     """
-    from graphpar.dist.halo import _comm
+    from graphpar.mpi.halo import _comm
 
     comm = _comm(comm)
     path = os.fspath(path)
@@ -169,9 +169,8 @@ def run_distributed(args) -> int:
     from mpi4py import MPI
 
     from graphpar.cli.cox import fit_args, report
-    from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.comm import run_collectively
-    from graphpar.dist.cox import distribute_cox, fit_distributed
+    from graphpar.mpi.comm import get_comm, run_collectively, setup_threads
+    from graphpar.mpi.cox import distribute_cox, fit_distributed
 
     comm = get_comm()
     threads = setup_threads(getattr(args, "threads", None), comm)

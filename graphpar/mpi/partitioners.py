@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar.dist.partition import BlockPartition
+from graphpar.mpi.partition import BlockPartition
 
 METHODS = ("block", "edge", "random", "metis", "hypergraph")
 EXTRA = "graphpar[partition]"

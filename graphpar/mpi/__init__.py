@@ -2,14 +2,14 @@
 
 Importing this package does not import mpi4py; its submodules do:
 
-- :mod:`graphpar.dist.partition`: :class:`BlockPartition` (pure, no MPI).
-- :mod:`graphpar.dist.comm`: :func:`get_comm`, :func:`setup_threads` (threads per
+- :mod:`graphpar.mpi.partition`: :class:`BlockPartition` (pure, no MPI).
+- :mod:`graphpar.mpi.comm`: :func:`get_comm`, :func:`setup_threads` (threads per
   rank), :func:`abort_on_error`.
-- :mod:`graphpar.dist.graph`: :class:`DistGraph`, :func:`scatter_graph`.
-- :mod:`graphpar.dist.io`: :func:`read_graph` (parallel reading of graph files).
-- :mod:`graphpar.dist.generate`: ``kronecker``, ``uniform``, ``grid_road``
+- :mod:`graphpar.mpi.graph`: :class:`DistGraph`, :func:`scatter_graph`.
+- :mod:`graphpar.mpi.io`: :func:`read_graph` (parallel reading of graph files).
+- :mod:`graphpar.mpi.generate`: ``kronecker``, ``uniform``, ``grid_road``
   generated in parallel.
-- :mod:`graphpar.dist.sssp`: ``sssp`` (distributed delta-stepping) and its result.
+- :mod:`graphpar.mpi.sssp`: ``sssp`` (distributed delta-stepping) and its result.
 
 The names above are also available here, loaded on first use (``sssp`` and
 ``generate`` are the submodules of those names). See docs/distributed.md.
@@ -21,14 +21,14 @@ import importlib
 import os
 
 _LAZY = {
-    "BlockPartition": "graphpar.dist.partition",
-    "get_comm": "graphpar.dist.comm",
-    "setup_threads": "graphpar.dist.comm",
-    "abort_on_error": "graphpar.dist.comm",
-    "DistGraph": "graphpar.dist.graph",
-    "scatter_graph": "graphpar.dist.graph",
-    "read_graph": "graphpar.dist.io",
-    "DistSSSPResult": "graphpar.dist.sssp",
+    "BlockPartition": "graphpar.mpi.partition",
+    "get_comm": "graphpar.mpi.comm",
+    "setup_threads": "graphpar.mpi.comm",
+    "abort_on_error": "graphpar.mpi.comm",
+    "DistGraph": "graphpar.mpi.graph",
+    "scatter_graph": "graphpar.mpi.graph",
+    "read_graph": "graphpar.mpi.io",
+    "DistSSSPResult": "graphpar.mpi.sssp",
 }
 
 
@@ -37,7 +37,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module 'graphpar.dist' has no attribute {name!r}")
+    raise AttributeError(f"module 'graphpar.mpi' has no attribute {name!r}")
 
 # Environment variables that MPI launchers set in every rank: MPICH/Hydra (PMI_*),
 # Open MPI (OMPI_*), Slurm's srun (PMIX_*/SLURM_*) and Intel MPI (PMI_*).

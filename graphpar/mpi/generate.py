@@ -9,9 +9,9 @@ ranks, and gathered it equals the serial generator's graph byte for byte.
 
 from __future__ import annotations
 
-from graphpar.dist.comm import agree_on_error, get_comm
-from graphpar.dist.graph import DistGraph
-from graphpar.dist.partition import BlockPartition
+from graphpar.mpi.comm import agree_on_error, get_comm
+from graphpar.mpi.graph import DistGraph
+from graphpar.mpi.partition import BlockPartition
 
 __all__ = ["kronecker", "uniform", "grid_road"]
 

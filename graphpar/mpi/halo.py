@@ -1,7 +1,7 @@
 """The halo-exchange plan of a row-distributed sparse product ``out = A @ H``.
 
 Rank ``r`` owns the contiguous rows ``offsets[r]:offsets[r+1]`` of ``A``, ``H``
-and ``out`` (after :func:`graphpar.dist.partitioners.contiguous_relabel`). To
+and ``out`` (after :func:`graphpar.mpi.partitioners.contiguous_relabel`). To
 compute its rows of ``out`` it needs the rows of ``H`` its rows of ``A``
 reference: its own, plus the *halo*, owned by other ranks. The plan, built
 once per graph and partition, records which halo rows each rank receives and
@@ -275,7 +275,7 @@ def plan_from_global(op, offsets, *, mode: str | None = None,
     ----------
     op : scipy sparse matrix or array, or dense array, shape (n, n)
         The operator in the partition's numbering (see
-        :meth:`~graphpar.dist.partitioners.Relabelling.permute_operator`).
+        :meth:`~graphpar.mpi.partitioners.Relabelling.permute_operator`).
     offsets : array_like of int or BlockPartition
         Rank ``r`` owns rows ``offsets[r]:offsets[r+1]``.
     mode : {"p2p", "allgather"}, optional
@@ -397,7 +397,7 @@ def _comm(comm):
     if comm is not None:
         return comm
     try:
-        from graphpar.dist.comm import get_comm
+        from graphpar.mpi.comm import get_comm
     except ImportError:  # the comm helpers are not there: duplicate COMM_WORLD ourselves
         from mpi4py import MPI
 

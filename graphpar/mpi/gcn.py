@@ -1,7 +1,7 @@
 """Distributed GCN aggregation ``out = A @ H`` (and ``A.T @ H``) with a halo exchange.
 
 Rank ``r`` owns the rows ``lo:hi`` of the operator ``A``, of ``H`` and of the
-result, in the numbering of a :class:`~graphpar.dist.partitioners.Relabelling`
+result, in the numbering of a :class:`~graphpar.mpi.partitioners.Relabelling`
 (each part contiguous, interior rows first). Forward: the rows of ``H`` that
 other ranks need travel as non-blocking messages (:class:`HaloExchange`)
 while this rank computes its interior rows, which reference no remote row;
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar.dist.halo import ALLGATHER_THRESHOLD, HaloExchange, HaloPlan, build_plan
-from graphpar.dist.partitioners import Relabelling, assign, contiguous_relabel
+from graphpar.mpi.halo import ALLGATHER_THRESHOLD, HaloExchange, HaloPlan, build_plan
+from graphpar.mpi.partitioners import Relabelling, assign, contiguous_relabel
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -107,7 +107,7 @@ class DistOperator:
         --------
         >>> dop = DistOperator.from_local_rows(rows, offsets)  # doctest: +SKIP
         """
-        from graphpar.dist.halo import _comm
+        from graphpar.mpi.halo import _comm
 
         comm = _comm(comm)
         rows = sp.csr_array(local_rows)
@@ -262,13 +262,13 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
         ``part[v]`` for every vertex; by default computed with ``method`` on
         rank 0 and broadcast.
     method : {"block", "edge", "random", "metis", "hypergraph"}
-        See :mod:`graphpar.dist.partitioners`.
+        See :mod:`graphpar.mpi.partitioners`.
     seed : int
     comm : mpi4py communicator, optional
         Default: a duplicate of ``COMM_WORLD``.
     dtype : float32 or float64
     mode, allgather_threshold
-        See :func:`graphpar.dist.halo.plan_from_global`.
+        See :func:`graphpar.mpi.halo.plan_from_global`.
     symmetric : bool, optional
         Whether ``op.T == op`` (then the backward reuses the forward exchange);
         by default checked here.
@@ -286,7 +286,7 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
     >>> dop = distribute(gp.gcn_normalize(adj), method="metis")  # doctest: +SKIP
     >>> Y = dop.gather_rows(dop.aggregate(dop.scatter_rows(X)))  # doctest: +SKIP
     """
-    from graphpar.dist.halo import _comm
+    from graphpar.mpi.halo import _comm
 
     comm = _comm(comm)
     if not sp.issparse(op):
@@ -476,7 +476,7 @@ def train_gcn_distributed(
     dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
         As in :func:`graphpar.train_gcn`.
     method : {"block", "edge", "random", "metis", "hypergraph"}
-        The partitioner (:mod:`graphpar.dist.partitioners`).
+        The partitioner (:mod:`graphpar.mpi.partitioners`).
     partition_seed : int
         Seed of the partitioner.
     mode : {"p2p", "allgather"}, optional
@@ -487,7 +487,7 @@ def train_gcn_distributed(
     -------
     graphpar.gcn_model.TrainResult
         The same on every rank, with extra attributes ``halo_volume``
-        (:class:`graphpar.dist.halo.HaloVolume` of one row), ``halo_bytes_per_epoch``
+        (:class:`graphpar.mpi.halo.HaloVolume` of one row), ``halo_bytes_per_epoch``
         and ``allreduce_bytes_per_epoch`` (bytes this rank sent per epoch), and
         ``partition`` (the method).
 
@@ -500,8 +500,8 @@ def train_gcn_distributed(
     """
     import time
 
-    from graphpar.dist.halo import _comm, gather_volume
     from graphpar.gcn_model import TrainResult, _prepare_training, adam_step
+    from graphpar.mpi.halo import _comm, gather_volume
 
     comm = _comm(comm)
     op, X, labels, train_mask, val_mask, test_mask, model = _prepare_training(

@@ -18,9 +18,9 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from graphpar.dist.comm import agree_on_error, get_comm
-from graphpar.dist.graph import DistGraph, scatter_graph
-from graphpar.dist.partition import BlockPartition
+from graphpar.mpi.comm import agree_on_error, get_comm
+from graphpar.mpi.graph import DistGraph, scatter_graph
+from graphpar.mpi.partition import BlockPartition
 
 __all__ = ["read_graph"]
 

@@ -8,6 +8,8 @@ import time
 
 from mpi4py import MPI
 
+from graphpar.errors import EXIT_USER_ERROR, USER_ERRORS, error_message
+
 __all__ = [
     "get_comm", "node_info", "setup_threads", "abort_job", "abort_on_error", "agree_on_error",
     "run_collectively",
@@ -126,7 +128,7 @@ def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None
         return None
     info = None
     if comm.Get_rank() == failed:
-        info = (type(exc), str(exc) if not isinstance(exc, KeyError) else str(exc.args[0]))
+        info = (type(exc), error_message(exc))
     kind, msg = comm.bcast(info, root=failed)
     if exc is not None and comm.Get_rank() == failed:
         out = exc
@@ -163,10 +165,8 @@ class abort_on_error:  # noqa: N801 - used like a function: ``with abort_on_erro
     def __exit__(self, kind, exc, tb):
         if exc is None or isinstance(exc, SystemExit) and not exc.code:
             return False
-        from graphpar.cli._errors import EXIT_USER_ERROR, USER_ERRORS
-
         if isinstance(exc, USER_ERRORS):
-            msg = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
+            msg = error_message(exc)
             abort_job(f"graphpar: error: {msg}", EXIT_USER_ERROR)
         import traceback
 
@@ -192,7 +192,7 @@ def run_collectively(fn, comm=None):
     out, err = None, None
     try:
         out = fn()
-    except (ValueError, TypeError, OSError, KeyError) as exc:
+    except USER_ERRORS as exc:
         err = exc
     err = agree_on_error(err, comm)
     if err is not None:

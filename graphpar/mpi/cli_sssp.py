@@ -15,15 +15,15 @@ import time
 import numpy as np
 from mpi4py import MPI
 
-from graphpar.dist.comm import get_comm, run_collectively, setup_threads
+from graphpar.mpi.comm import get_comm, run_collectively, setup_threads
 
 __all__ = ["run_distributed"]
 
 
 def _load(args, comm):
     from graphpar.cli.sssp import parse_generate
-    from graphpar.dist import generate as dgen
-    from graphpar.dist.io import read_graph
+    from graphpar.mpi import generate as dgen
+    from graphpar.mpi.io import read_graph
 
     spec = getattr(args, "generate", None)
     path = getattr(args, "graph_file", None)
@@ -44,9 +44,9 @@ def _load(args, comm):
 
 def _warm_up(comm) -> None:
     """Load the compiled kernels on a tiny graph so that the timed search excludes it."""
-    from graphpar.dist.graph import scatter_graph
-    from graphpar.dist.sssp import sssp
     from graphpar.graph import Graph
+    from graphpar.mpi.graph import scatter_graph
+    from graphpar.mpi.sssp import sssp
 
     tiny = Graph.from_edges([0, 1], [1, 2], [1.0, 2.0]) if comm.Get_rank() == 0 else None
     sssp(scatter_graph(tiny, comm=comm), 0)
@@ -68,7 +68,7 @@ def run_distributed(args) -> int:
     0
     """
     from graphpar._validation import check_sources
-    from graphpar.dist.sssp import sssp
+    from graphpar.mpi.sssp import sssp
 
     comm = get_comm()
     rank = comm.Get_rank()

@@ -4,7 +4,7 @@
 Every rank loads the data set (Planetoid graphs are small); the vertices are
 partitioned with ``--partition`` (``metis`` by default when ``pymetis`` is
 installed, else ``block``); training runs with
-:func:`graphpar.dist.gcn.train_gcn_distributed`. Rank 0 prints the serial
+:func:`graphpar.mpi.gcn.train_gcn_distributed`. Rank 0 prints the serial
 report plus the partition, the halo of one feature column and the bytes sent
 per epoch.
 """
@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from graphpar.dist.partitioners import METHODS
+from graphpar.mpi.partitioners import METHODS
 
 __all__ = ["run_distributed", "partition_method"]
 
@@ -50,9 +50,8 @@ def run_distributed(args) -> int:
     0
     """
     from graphpar.cli.gcn import _Progress, load, print_report, report_fields
-    from graphpar.dist.comm import get_comm, setup_threads
-    from graphpar.dist.comm import run_collectively
-    from graphpar.dist.gcn import train_gcn_distributed
+    from graphpar.mpi.comm import get_comm, run_collectively, setup_threads
+    from graphpar.mpi.gcn import train_gcn_distributed
 
     comm = get_comm()
     rank = comm.Get_rank()
