@@ -21,8 +21,6 @@ atomic_store(arr, i, value)
     An atomic store.
 atomic_min_f64(arr, i, value) -> bool
     Lower ``arr[i]`` to ``value`` if it is smaller; True when it did.
-atomic_min_i64(arr, i, value) -> bool
-    The same for integer arrays.
 """
 
 from llvmlite import ir
@@ -139,18 +137,6 @@ def atomic_store(typingctx, arr, idx, value):
 
 @njit(inline="always")
 def atomic_min_f64(arr, i, value):
-    """Lower ``arr[i]`` to ``value`` when smaller; return True if this call lowered it."""
-    old = arr[i]
-    while value < old:
-        seen = cas(arr, i, old, value)
-        if seen == old:
-            return True
-        old = seen
-    return False
-
-
-@njit(inline="always")
-def atomic_min_i64(arr, i, value):
     """Lower ``arr[i]`` to ``value`` when smaller; return True if this call lowered it."""
     old = arr[i]
     while value < old:
