@@ -3,8 +3,9 @@
 :func:`gcn_normalize` builds the operator as a :class:`GCNOperator`, a
 ``scipy.sparse.csr_array`` that also keeps what :func:`aggregate` needs for
 the backward pass (the CSR of its transpose, computed once on first use, or
-the operator itself when it is symmetric). :func:`aggregate` computes
-``op @ H`` or ``op.T @ H`` with a row-parallel Numba kernel and no atomics.
+the operator itself when it is symmetric). Its arrays are read-only, so that
+what it caches cannot go stale. :func:`aggregate` computes ``op @ H`` or
+``op.T @ H`` with a row-parallel Numba kernel and no atomics.
 """
 
 from __future__ import annotations
@@ -27,13 +28,20 @@ SERIAL_WORK = 1 << 20
 class GCNOperator(sp.csr_array):
     """A ``csr_array`` that keeps its transpose and kernel-ready arrays for :func:`aggregate`.
 
-    It behaves exactly like a ``scipy.sparse.csr_array``. On first use,
-    :func:`aggregate` checks it (finite values, indices in range) and caches
-    the arrays the kernel reads; with ``transpose=True`` it also builds and
-    keeps the CSR of ``op.T`` (or, when the operator is symmetric, reuses the
-    operator itself). Treat it as immutable: changing ``data``, ``indices`` or
-    ``indptr`` in place after the first :func:`aggregate` call leaves stale
-    caches; build a new operator instead.
+    It behaves like a ``scipy.sparse.csr_array`` whose ``data``, ``indices``
+    and ``indptr`` are read-only. :func:`aggregate` checks it once (finite
+    values, indices in range) and keeps the arrays its kernel reads and, with
+    ``transpose=True``, the CSR of ``op.T`` (or the operator itself when it is
+    symmetric). Read-only arrays make those caches impossible to go stale: an
+    in-place change such as ``op.data *= 2`` raises numpy's ``ValueError:
+    output array is read-only`` instead of leaving ``op.T`` behind. To change
+    the values, assign new arrays (``op.data = op.data * 2``): the next
+    :func:`aggregate` sees the new arrays, takes read-only copies of them,
+    checks them and rebuilds what it keeps, so its results always equal
+    scipy's ``op @ H`` and ``op.T @ H``. Operators from
+    :func:`gcn_normalize` and :func:`as_operator` are read-only from the start;
+    a ``GCNOperator`` made otherwise (by scipy arithmetic, say) becomes
+    read-only on its first use by :func:`aggregate`.
 
     Examples
     --------
@@ -41,13 +49,65 @@ class GCNOperator(sp.csr_array):
     >>> op = as_operator(np.array([[0.0, 2.0], [0.0, 0.0]]))
     >>> aggregate(op, np.ones((2, 1)), transpose=True).ravel()
     array([0., 2.])
+    >>> op.data.flags.writeable
+    False
+    >>> op.data = op.data * 2  # a new array: the transpose is rebuilt
+    >>> aggregate(op, np.ones((2, 1)), transpose=True).ravel()
+    array([0., 4.])
     """
 
+    def __getstate__(self):
+        # A copy or an unpickled operator gets its own arrays: it rebuilds its caches.
+        state = dict(self.__dict__)
+        state.pop("_gp", None)
+        return state
+
     def _gp_cache(self) -> dict:
+        """The kernel arrays kept for :func:`aggregate`, rebuilt when the arrays were replaced."""
         cache = self.__dict__.get("_gp")
-        if cache is None:
-            cache = self.__dict__["_gp"] = {}
+        if cache is None or not _is_current(self, cache):
+            cache = _freeze(self, owned=False)
         return cache
+
+
+_PARTS = ("indptr", "indices", "data")
+
+
+def _freeze(op: GCNOperator, *, owned: bool) -> dict:
+    """Give ``op`` read-only views of private arrays; return its (empty) cache.
+
+    With ``owned``, the arrays are new and nobody else holds them, so they are
+    kept; otherwise they are copied, since the caller (or the array ``op``
+    was built from) could still write to them. The kernel reads the private,
+    writeable arrays (one Numba specialisation); users see read-only views.
+    """
+    private = []
+    for name in _PARTS:
+        arr = np.asarray(getattr(op, name))
+        if not owned:
+            arr = arr.copy()
+        view = arr.view()
+        view.flags.writeable = False
+        setattr(op, name, view)
+        private.append(arr)
+    cache = {"source": (op.indptr, op.indices, op.data, op.shape), "arrays": tuple(private)}
+    op.__dict__["_gp"] = cache
+    return cache
+
+
+def _is_current(op: GCNOperator, cache: dict) -> bool:
+    indptr, indices, data, shape = cache["source"]
+    return (
+        op.indptr is indptr and op.indices is indices and op.data is data
+        and op.shape == shape
+    )
+
+
+def _new_operator(data, indices, indptr, shape) -> GCNOperator:
+    """A :class:`GCNOperator` over new arrays that nobody else holds (frozen, not copied)."""
+    op = GCNOperator((data, indices, indptr), shape=shape)
+    _freeze(op, owned=True)
+    return op
 
 
 def as_operator(A, *, dtype=None) -> GCNOperator:
@@ -55,6 +115,8 @@ def as_operator(A, *, dtype=None) -> GCNOperator:
 
     Use it to give :func:`aggregate` a cached transpose for an operator you
     built yourself. Duplicates are kept (``op @ H`` sums them, as scipy does).
+    The operator holds read-only copies of ``A``'s arrays: changing ``A``
+    later does not change it (see :class:`GCNOperator`).
 
     Parameters
     ----------
@@ -66,7 +128,8 @@ def as_operator(A, *, dtype=None) -> GCNOperator:
     Returns
     -------
     GCNOperator
-        Shares ``A``'s arrays when no conversion is needed.
+        ``A`` itself when it is a :class:`GCNOperator` of that dtype, else a
+        new operator with read-only copies of ``A``'s arrays.
 
     Examples
     --------
@@ -90,8 +153,8 @@ def as_operator(A, *, dtype=None) -> GCNOperator:
         dtype = A.dtype if A.dtype in _FLOATS else np.float64
     dtype = _float_dtype(dtype, "dtype")
     csr = A.tocsr() if A.format != "csr" else A
-    return GCNOperator(
-        (csr.data.astype(dtype, copy=False), csr.indices, csr.indptr), shape=csr.shape
+    return _new_operator(
+        np.array(csr.data, dtype=dtype), np.array(csr.indices), np.array(csr.indptr), csr.shape
     )
 
 
@@ -135,8 +198,9 @@ def gcn_normalize(
     Returns
     -------
     GCNOperator
-        A ``scipy.sparse.csr_array`` (subclass) with sorted indices and no
-        duplicates, which :func:`aggregate` uses with a cached transpose.
+        A ``scipy.sparse.csr_array`` (subclass) with sorted indices, no
+        duplicates and read-only arrays, which :func:`aggregate` uses with a
+        cached transpose.
 
     Raises
     ------
@@ -190,9 +254,7 @@ def gcn_normalize(
             data = data * scale[rows]
     # int32 indices and offsets whenever they fit: less memory traffic in the kernel
     idx = np.int32 if max(n, A.nnz) <= np.iinfo(np.int32).max else np.int64
-    return GCNOperator(
-        (data.astype(dtype), A.indices.astype(idx), A.indptr.astype(idx)), shape=(n, n)
-    )
+    return _new_operator(data.astype(dtype), A.indices.astype(idx), A.indptr.astype(idx), (n, n))
 
 
 # ---------------------------------------------------------------------- aggregate
@@ -220,17 +282,16 @@ def _check_csr(indptr, indices, data, shape, name: str) -> None:
         )
 
 
-def _kernel_arrays(csr, dtype: np.dtype, name: str):
-    """(indptr, indices, data) of a CSR array, checked, data in ``dtype``."""
-    indptr = np.asarray(csr.indptr)
-    indices = np.asarray(csr.indices)
+def _kernel_arrays(indptr, indices, data, shape, dtype: np.dtype, name: str):
+    """(indptr, indices, data) of a CSR matrix, checked, data in ``dtype``."""
+    indptr = np.asarray(indptr)
+    indices = np.asarray(indices)
     if indices.dtype not in (np.int32, np.int64):
         indices = indices.astype(np.int64)
     if indptr.dtype not in (np.int32, np.int64):
         indptr = indptr.astype(np.int64)
-    _check_csr(indptr, indices, np.asarray(csr.data), csr.shape, name)
-    data = np.asarray(csr.data).astype(dtype, copy=False)
-    return indptr, indices, data
+    _check_csr(indptr, indices, np.asarray(data), shape, name)
+    return indptr, indices, np.asarray(data).astype(dtype, copy=False)
 
 
 def _operator_arrays(op, dtype: np.dtype, transpose: bool):
@@ -239,28 +300,34 @@ def _operator_arrays(op, dtype: np.dtype, transpose: bool):
         cache = op._gp_cache()
         key = (dtype.str, transpose)
         if key not in cache:
+            indptr, indices, data = cache["arrays"]
             if not transpose:
-                cache[key] = _kernel_arrays(op, dtype, "op")
+                cache[key] = _kernel_arrays(indptr, indices, data, op.shape, dtype, "op")
             else:
                 fwd = _operator_arrays(op, dtype, False)
-                t = op.T.tocsr()
+                csr = sp.csr_array((data, indices, indptr), shape=op.shape)
+                t = csr.T.tocsr()
                 t.sum_duplicates()
                 if (
                     op.shape[0] == op.shape[1]
-                    and op.has_canonical_format
-                    and t.nnz == op.nnz
-                    and np.array_equal(t.indptr, op.indptr)
-                    and np.array_equal(t.indices, op.indices)
-                    and np.array_equal(t.data, op.data)
+                    and csr.has_canonical_format
+                    and t.nnz == csr.nnz
+                    and np.array_equal(t.indptr, indptr)
+                    and np.array_equal(t.indices, indices)
+                    and np.array_equal(t.data, data)
                 ):
                     cache[key] = fwd  # symmetric: op.T is op
                 else:
-                    cache[key] = _kernel_arrays(t, dtype, "op.T")
+                    cache[key] = _kernel_arrays(
+                        t.indptr, t.indices, t.data, t.shape, dtype, "op.T"
+                    )
         return cache[key]
     csr = op if op.format == "csr" else op.tocsr()
     if transpose:
         csr = csr.T.tocsr()
-    return _kernel_arrays(csr, dtype, "op.T" if transpose else "op")
+    return _kernel_arrays(
+        csr.indptr, csr.indices, csr.data, csr.shape, dtype, "op.T" if transpose else "op"
+    )
 
 
 def aggregate(op, H, *, transpose: bool = False, out: np.ndarray | None = None) -> np.ndarray:
@@ -270,7 +337,8 @@ def aggregate(op, H, *, transpose: bool = False, out: np.ndarray | None = None) 
     ----------
     op : GCNOperator or scipy sparse matrix or array, shape (m, k)
         The operator, usually from :func:`gcn_normalize`; may be rectangular.
-        A :class:`GCNOperator` is checked once and keeps its transpose. Any
+        A :class:`GCNOperator` is checked once and keeps its transpose (its
+        arrays are read-only; assigning new ones makes it check and rebuild). Any
         other scipy sparse input is converted to CSR and checked (finite
         values, indices in range) on every call, and with ``transpose=True``
         its transpose is rebuilt on every call (O(nnz)); wrap it once with

@@ -10,6 +10,7 @@ first layer, as in the paper's ``gcn`` code.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -18,10 +19,85 @@ import scipy.sparse as sp
 
 from graphpar.gcn import SERIAL_WORK, aggregate, gcn_normalize
 from graphpar.kernels import aggregate as _kernel
+from graphpar.limits import check_memory
 
-__all__ = ["GCN", "TrainResult", "train", "train_gcn"]
+__all__ = ["GCN", "TrainResult", "check_training_options", "train", "train_gcn"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+# ------------------------------------------------------------------ option checks
+def _integer(value, name: str, lowest: int) -> int:
+    ok = isinstance(value, int | np.integer | float | np.floating) and not isinstance(value, bool)
+    if ok and isinstance(value, float | np.floating):
+        ok = math.isfinite(value) and float(value).is_integer()
+    if not ok or value < lowest:
+        kind = "a positive integer" if lowest == 1 else "a non-negative integer"
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
+    return int(value)
+
+
+def _real(value, name: str, lo: float, hi: float | None, *, lo_open: bool, text: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if isinstance(value, bool) or not math.isfinite(x) or x < lo or (lo_open and x == lo) or (
+        hi is not None and x >= hi
+    ):
+        raise ValueError(f"{name} must be {text}, got {value!r}")
+    return x
+
+
+_CHECKS = {
+    "hidden": lambda v, n: _integer(v, n, 1),
+    "epochs": lambda v, n: _integer(v, n, 1),
+    "early_stopping": lambda v, n: None if v is None else _integer(v, n, 1),
+    # numpy's generators take any non-negative integer and refuse negative ones
+    "seed": lambda v, n: _integer(v, n, 0),
+    "lr": lambda v, n: _real(v, n, 0.0, None, lo_open=True, text="a finite number > 0"),
+    "dropout": lambda v, n: _real(v, n, 0.0, 1.0, lo_open=False, text="in [0, 1)"),
+    "weight_decay": lambda v, n: _real(
+        v, n, 0.0, None, lo_open=False, text="a finite number >= 0"
+    ),
+}
+
+
+def check_training_options(names: dict[str, str] | None = None, **options) -> dict:
+    """Check GCN training options; return them converted (int or float), else raise ValueError.
+
+    Parameters
+    ----------
+    names : dict, optional
+        How the caller spells each option in errors (the command line passes
+        ``{"lr": "--lr", ...}``); default: the parameter names.
+    **options
+        Any of ``hidden``, ``epochs``, ``early_stopping`` (positive integers;
+        ``early_stopping`` may be None), ``seed`` (a non-negative integer, as
+        numpy's generators require), ``lr`` (finite, > 0), ``dropout`` (in
+        [0, 1)) and ``weight_decay`` (finite, >= 0).
+
+    Raises
+    ------
+    ValueError
+        Naming the first bad option and its value.
+
+    Examples
+    --------
+    >>> check_training_options(hidden=16, lr=0.01)
+    {'hidden': 16, 'lr': 0.01}
+    >>> check_training_options({"seed": "--seed"}, seed=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: --seed must be a non-negative integer, got -1
+    """
+    names = names or {}
+    out = {}
+    for key, value in options.items():
+        if key not in _CHECKS:
+            raise TypeError(f"unknown training option {key!r}")
+        out[key] = _CHECKS[key](value, names.get(key, key))
+    return out
 
 
 class _SparseInput:
@@ -104,18 +180,23 @@ class GCN:
         seed: int = 0,
         dtype=np.float32,
     ):
-        for name, v in (("n_features", n_features), ("n_classes", n_classes), ("hidden", hidden)):
-            if isinstance(v, bool) or int(v) != v or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        n_features = _integer(n_features, "n_features", 1)
+        n_classes = _integer(n_classes, "n_classes", 1)
+        opts = check_training_options(hidden=hidden, dropout=dropout, seed=seed)
+        hidden = opts["hidden"]
         self.dtype = np.dtype(dtype)
         if self.dtype not in _FLOATS:
             raise TypeError(f"dtype must be numpy.float32 or numpy.float64, got {self.dtype}")
-        self.dropout = float(dropout)
-        self.rng = np.random.default_rng(seed)
-        self.W1 = self._glorot(int(n_features), int(hidden))
-        self.W2 = self._glorot(int(hidden), int(n_classes))
+        # the weights, drawn in float64 first
+        check_memory(
+            (8 + self.dtype.itemsize) * hidden * (n_features + n_classes),
+            what=f"the weights of a GCN with {n_features} features, hidden={hidden} and "
+            f"{n_classes} classes",
+        )
+        self.dropout = opts["dropout"]
+        self.rng = np.random.default_rng(opts["seed"])
+        self.W1 = self._glorot(n_features, hidden)
+        self.W2 = self._glorot(hidden, n_classes)
         self._inputs: dict = {}
 
     def _glorot(self, fan_in: int, fan_out: int) -> np.ndarray:
@@ -349,18 +430,10 @@ def _prepare_training(
         train_mask, val_mask, test_mask = data.train_mask, data.val_mask, data.test_mask
     if features is None or labels is None or train_mask is None:
         raise TypeError(f"{who} needs adjacency, features, labels and train_mask")
-    if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 1:
-        raise ValueError(f"epochs must be a positive integer, got {epochs!r}")
-    if not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr!r}")
-    if not weight_decay >= 0:
-        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
-    if early_stopping is not None and (
-        int(early_stopping) != early_stopping or early_stopping < 1
-    ):
-        raise ValueError(
-            f"early_stopping must be a positive integer or None, got {early_stopping!r}"
-        )
+    check_training_options(
+        hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
+        early_stopping=early_stopping, seed=seed,
+    )
     dtype = np.dtype(dtype)
     op = gcn_normalize(adjacency, dtype=dtype)
     n = op.shape[0]
@@ -381,6 +454,13 @@ def _prepare_training(
         else np.asarray(features, dtype=dtype)
     )
     n_classes = int(labels[train_mask | val_mask | test_mask].max()) + 1
+    # about ten hidden-wide arrays per vertex (activations, masks, gradients) and
+    # four per feature (weights, gradient, Adam's two moments)
+    check_memory(
+        dtype.itemsize * int(hidden) * (10 * n + 4 * (X.shape[1] + n_classes)),
+        what=f"training a GCN with hidden={int(hidden)} on {n} vertices and "
+        f"{X.shape[1]} features",
+    )
     model = GCN(X.shape[1], n_classes, hidden=hidden, dropout=dropout, seed=seed, dtype=dtype)
     return op, X, labels, train_mask, val_mask, test_mask, model
 

@@ -224,6 +224,108 @@ def test_transpose_cached_once():
     assert tdir is not op_dir._gp_cache()[(np.dtype(np.float32).str, False)]
 
 
+# ------------------------------------------------------------------ the cache cannot go stale
+def both_directions_match_scipy(op, H, rtol=1e-12):
+    """aggregate(op, H) and with transpose=True against scipy's own op @ H and op.T @ H."""
+    for transpose in (False, True):
+        M = sp.csr_array(op.T if transpose else op).astype(np.float64)
+        ref = M @ H.astype(np.float64)
+        absref = abs(M) @ np.abs(H.astype(np.float64))
+        close(aggregate(op, H, transpose=transpose), ref, absref, rtol)
+
+
+def directed_op(seed=8, n=40, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = random_entries(rng, n, 150)
+    return gcn_normalize(sp.coo_array((vals, (rows, cols)), shape=(n, n)), dtype=dtype), rng
+
+
+@pytest.mark.parametrize("h_dtype", [np.float64, np.float32])
+def test_in_place_change_refused_and_cache_not_stale(h_dtype):
+    op, rng = directed_op()
+    H = rng.standard_normal((40, 3)).astype(h_dtype)
+    before_fwd = aggregate(op, H)
+    before_t = aggregate(op, H, transpose=True)  # the transpose is now cached
+    data0 = op.toarray()
+    for name in ("data", "indices", "indptr"):
+        assert not getattr(op, name).flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        op.data *= 2
+    with pytest.raises(ValueError, match="read-only"):
+        op.indices[0] = 0
+    np.testing.assert_array_equal(op.toarray(), data0)  # nothing changed
+    np.testing.assert_array_equal(aggregate(op, H), before_fwd)
+    np.testing.assert_array_equal(aggregate(op, H, transpose=True), before_t)
+    both_directions_match_scipy(op, H, rtol=1e-6)
+
+
+@pytest.mark.parametrize("h_dtype", [np.float64, np.float32])
+def test_assigned_arrays_rebuild_the_cache(h_dtype):
+    op, rng = directed_op()
+    H = rng.standard_normal((40, 3)).astype(h_dtype)
+    rtol = 1e-6 if h_dtype == np.float32 else 1e-12
+    t1 = aggregate(op, H, transpose=True)
+    new = op.data * 2
+    op.data = new  # the scipy way to change values of a read-only operator
+    both_directions_match_scipy(op, H, rtol)
+    assert not op.data.flags.writeable and new.flags.writeable  # op took a read-only copy
+    new[:] = 0  # so the caller's array is no longer op's
+    both_directions_match_scipy(op, H, rtol)
+    np.testing.assert_allclose(aggregate(op, H, transpose=True), 2 * t1, rtol=rtol)
+    # a new structure (same shape): column j -> (j + 1) % n, the transpose rebuilt
+    op.indices = (op.indices + 1) % 40
+    both_directions_match_scipy(op, H, rtol)
+    bad = op.indices.copy()
+    bad[3] = 40
+    op.indices = bad
+    with pytest.raises(ValueError, match=r"outside its shape \(40, 40\)"):
+        aggregate(op, H, transpose=True)
+    with pytest.raises(ValueError, match=r"outside its shape \(40, 40\)"):
+        aggregate(op, H)
+
+
+def test_operator_never_shares_writeable_arrays():
+    rng = np.random.default_rng(9)
+    A = random_operator(rng, 30, 30, 90, np.float64)
+    H = rng.standard_normal((30, 2))
+    op = as_operator(A)
+    ref = A.toarray()
+    A.data *= 2  # the caller's matrix stays writeable and changing it leaves op alone
+    assert A.data.flags.writeable
+    np.testing.assert_array_equal(op.toarray(), ref)
+    both_directions_match_scipy(op, H)
+    # built directly over the caller's arrays: copied on first use
+    d, i, p = A.data.copy(), A.indices.copy(), A.indptr.copy()
+    own = GCNOperator((d, i, p), shape=A.shape)
+    both_directions_match_scipy(own, H)
+    d *= -1
+    assert d.flags.writeable and not own.data.flags.writeable
+    both_directions_match_scipy(own, H)
+    np.testing.assert_array_equal(own.toarray(), A.toarray())
+    # scipy arithmetic on an operator gives a new one, with its own cache
+    tripled = op * 3
+    both_directions_match_scipy(tripled, H)
+    np.testing.assert_allclose(aggregate(tripled, H, transpose=True),
+                               3 * aggregate(op, H, transpose=True), rtol=1e-12)
+
+
+def test_copies_and_pickles_rebuild_their_cache():
+    import copy
+    import pickle
+
+    op, rng = directed_op(seed=10)
+    H = rng.standard_normal((40, 4))
+    aggregate(op, H, transpose=True)
+    for other in (pickle.loads(pickle.dumps(op)), copy.deepcopy(op), copy.copy(op)):
+        both_directions_match_scipy(other, H)
+        assert not other.data.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            other.data *= 2
+        other.data = other.data * 5
+        both_directions_match_scipy(other, H)
+    both_directions_match_scipy(op, H)  # the original is untouched by its copies
+
+
 def test_aggregate_bad_input():
     op = gcn_normalize(np.array([[0, 1.0], [1.0, 0]]))
     H = np.ones((2, 3), np.float32)

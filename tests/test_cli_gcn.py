@@ -119,3 +119,27 @@ def test_demo_on_cora(capsys, monkeypatch, planetoid_dir):
     assert demo(argparse.Namespace(seed=0, threads=None, scale=10)) is True
     out = capsys.readouterr().out
     assert "GCN on cora" in out and ">= 0.78: ok" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    (["--epochs", "-3"], "--epochs must be a positive integer, got -3"),
+    (["--hidden", "0"], "--hidden must be a positive integer, got 0"),
+    (["--lr", "nan"], "--lr must be a finite number > 0, got nan"),
+    (["--lr=-inf"], "--lr must be a finite number > 0, got -inf"),
+    (["--lr", "0"], "--lr must be a finite number > 0, got 0.0"),
+    (["--dropout", "nan"], "--dropout must be in [0, 1), got nan"),
+    (["--dropout", "1"], "--dropout must be in [0, 1), got 1.0"),
+    (["--weight-decay=-1e-3"], "--weight-decay must be a finite number >= 0, got -0.001"),
+    (["--weight-decay", "inf"], "--weight-decay must be a finite number >= 0, got inf"),
+    (["--early-stopping", "0"], "--early-stopping must be a positive integer, got 0"),
+    (["--threads", "-2"], "--threads must be a positive integer, got -2"),
+])
+@pytest.mark.parametrize("dataset", ["sbm", "cora"])
+def test_numeric_options_refused_before_loading(capsys, tmp_path, argv, needle, dataset):
+    # an empty --data-dir: the option is refused before any file is looked for
+    assert main(["gcn", "--dataset", dataset, "--data-dir", str(tmp_path), "--no-download",
+                 *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [f"graphpar: error: {needle}"]

@@ -300,3 +300,305 @@ def test_offline_error_names_files_and_variable(tmp_path, monkeypatch):
     assert "Download failed" in msg
     with pytest.raises(FileNotFoundError, match=r"missing ind\.cora\.x.*GRAPHPAR_DATA"):
         load_planetoid("cora", root=tmp_path, download=False)
+
+
+# ------------------------------------------------------------------ hostile files
+# Each malformed file must give one ValueError (GraphFormatError or LimitError) that
+# names the file, allocate nothing in proportion to what it declares, and never
+# change the result silently.
+from graphpar.errors import GraphFormatError, LimitError  # noqa: E402
+
+MB = 1 << 20
+
+
+class Reduce:
+    """Pickles as ``func(*args)``: what a hand-made hostile pickle calls."""
+
+    def __init__(self, func, args):
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return (self.func, self.args)
+
+
+@pytest.fixture
+def unsummed(fake, tmp_path, monkeypatch):
+    """The fake CiteSeer files with no kept sums, so that edited files are read."""
+    monkeypatch.setattr(datasets, "SUMS_FILE", tmp_path / "no-sums")
+    return fake
+
+
+def load_error(src, part, *needles, kind=ValueError, peak=64 * MB):
+    """Load; expect one error of ``kind`` naming ind.citeseer.PART and the needles,
+    with at most ``peak`` bytes allocated on the way."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(kind) as info:
+            load_planetoid("citeseer", root=src, download=False)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    msg = str(info.value)
+    assert f"ind.citeseer.{part}" in msg and "\n" not in msg, msg
+    for needle in needles:
+        assert needle in msg, (needle, msg)
+    assert used < peak, (used, msg)
+    return msg
+
+
+def write_index(src, lines):
+    (src / "ind.citeseer.test.index").write_text("\n".join(map(str, lines)) + "\n")
+
+
+def test_test_index_duplicate(unsummed):
+    src, _, test_index = unsummed
+    bad = list(test_index)
+    bad[4] = bad[1]  # 9 entries still, one vertex twice, one missing
+    write_index(src, bad)
+    load_error(src, "test.index", f"line 5: test vertex {bad[1]} is listed twice (first on line 2)",
+               kind=GraphFormatError)
+
+
+@pytest.mark.parametrize("value, needle", [
+    (400000000, "test vertex 400000000 is outside [510, 522)"),
+    (522, "test vertex 522 is outside [510, 522)"),  # one past the graph's last vertex
+    (3, "test vertex 3 is outside [510, 522)"),  # a training vertex
+    (-1, "test vertex -1 is outside"),
+    ("9" * 25, f"test vertex {'9' * 25} is outside [510, 522)"),
+    ("9" * 5000, "is out of range"),
+])
+def test_test_index_out_of_range(unsummed, value, needle):
+    src, _, test_index = unsummed
+    bad = list(test_index)
+    bad[6] = value
+    write_index(src, bad)
+    # no allocation in proportion to 400000000: a few MB at most
+    load_error(src, "test.index", "line 7: ", needle, kind=GraphFormatError, peak=16 * MB)
+
+
+def test_test_index_count_and_start(unsummed):
+    src, _, test_index = unsummed
+    write_index(src, test_index[:-1])
+    load_error(src, "test.index", "lists 8 test vertices", "ind.citeseer.tx", "have 9 rows",
+               kind=GraphFormatError)
+    write_index(src, list(test_index) + [513])  # a gap vertex: unique, in range
+    load_error(src, "test.index", "lists 10 test vertices", kind=GraphFormatError)
+    # unique, in range and one per row, but not starting right after allx: slot 0
+    # (vertex 510) replaced by slot 3, a gap
+    bad = [511 + 2 if v == 510 else v for v in test_index]
+    write_index(src, bad)
+    line = bad.index(511) + 1
+    load_error(src, "test.index", f"line {line}: the smallest test vertex is 511",
+               kind=GraphFormatError)
+
+
+@pytest.mark.parametrize("content, needle", [
+    (b"510\nabc\n", "line 2: expected one vertex id (an integer) per line, got 'abc'"),
+    (b"510\n511 512\n", "line 2: expected one vertex id"),
+    (b"510\n5.5\n", "line 2: expected one vertex id"),
+    (b"510\n\xff\xfe\n", "line 2: expected one vertex id"),
+    (b"\n \n", "no test indices"),
+])
+def test_test_index_not_integers(unsummed, content, needle):
+    src, _, _ = unsummed
+    (src / "ind.citeseer.test.index").write_bytes(content)
+    load_error(src, "test.index", needle, kind=GraphFormatError)
+
+
+def test_test_index_blank_lines_and_crlf_accepted(unsummed):
+    src, objs, test_index = unsummed
+    body = "\r\n".join(map(str, test_index)) + "\r\n\r\n"
+    (src / "ind.citeseer.test.index").write_bytes(("\n" + body).encode())
+    data = load_planetoid("citeseer", root=src, download=False)
+    ref = naive_gcn.planetoid_reference(
+        objs["x"], objs["y"], objs["tx"], objs["ty"], objs["allx"], objs["ally"],
+        objs["graph"], test_index,
+    )
+    check_against_reference(data, ref)
+
+
+def write_part(src, part, obj, protocol=2):
+    (src / f"ind.citeseer.{part}").write_bytes(pickle.dumps(obj, protocol=protocol))
+
+
+@pytest.mark.parametrize("graph, needle", [
+    ({"0": [1]}, "vertex ids must be non-negative integers, got '0' (str) as a key"),
+    ({0: [1], 1: ["2"]}, "got '2' (str) in the list of vertex 1"),
+    ({0: [1.0]}, "got 1.0 (float) in the list of vertex 0"),
+    ({0: [-1]}, "got -1 (int) in the list of vertex 0"),
+    ({True: [1]}, "got True (bool) as a key"),
+    ({0: 5}, "the neighbours of vertex 0 must be a list of vertex ids, got int"),
+    ({0: [[1]]}, "got a list (list) in the list of vertex 0"),
+    ([[1], [0]], "unexpected content of type list"),
+])
+def test_graph_with_bad_ids(unsummed, graph, needle):
+    src, _, _ = unsummed
+    write_part(src, "graph", graph)
+    load_error(src, "graph", needle, kind=GraphFormatError)
+
+
+def test_graph_beyond_features_and_huge_ids(unsummed):
+    src, objs, _ = unsummed
+    graph = defaultdict(list, objs["graph"])
+    graph[530].append(0)  # 522 vertices have features
+    write_part(src, "graph", graph)
+    load_error(src, "graph", "names vertex 530", "cover only vertices 0..521",
+               kind=GraphFormatError)
+    write_part(src, "graph", {0: [10**12]})  # one edge cannot back 10**12 vertices
+    load_error(src, "graph", "names 1000000000001 vertices but holds only 1 edges",
+               "GRAPHPAR_MAX_VERTICES", kind=LimitError, peak=16 * MB)
+
+
+def test_graph_lists_repeated_by_reference(unsummed):
+    src, _, _ = unsummed
+    shared = list(range(20000))
+    write_part(src, "graph", {u: shared for u in range(20000)})  # 4*10**8 "edges"
+    load_error(src, "graph", "hold 400000000 neighbours in all", kind=LimitError,
+               peak=16 * MB)
+
+
+def huge_csr(shape, rows=2):
+    m = sp.csr_matrix(np.eye(rows, dtype=np.float32))
+    m._shape = shape
+    return m
+
+
+@pytest.mark.parametrize("part, obj, protocol, needles", [
+    ("x", Reduce(np.ndarray, ((10**13,),)), 2,
+     ["declares an array of shape (10000000000000,) and dtype float64 (80000000000000 bytes)",
+      "bytes of the file can hold"]),
+    ("allx", Reduce(np.ndarray, ((10**13,),)), 0, ["shape (10000000000000,)"]),
+    ("ally", Reduce(np.ndarray, ((10**6, 10**6), np.dtype("i1"))), 2, ["shape (1000000, 1000000)"]),
+    ("ty", Reduce(np.zeros(0).__reduce__()[0], (np.ndarray, (10**13,), b"b")), 2,
+     ["shape (10000000000000,) and dtype int8"]),
+    ("tx", huge_csr((2, 10**12)), 2,
+     ["sparse matrix of declared shape (2, 1000000000000)", "GRAPHPAR_MAX_MEMORY"]),
+    ("allx", huge_csr((10**13, 2)), 2, ["declared shape (10000000000000, 2)"]),
+])
+def test_pickle_declaring_huge_arrays(unsummed, part, obj, protocol, needles):
+    src, _, _ = unsummed
+    write_part(src, part, obj, protocol)
+    size = (src / f"ind.citeseer.{part}").stat().st_size
+    assert size < 1000
+    load_error(src, part, *needles, kind=LimitError, peak=16 * MB)
+
+
+def test_the_issues_54_byte_pickle(unsummed):
+    src, _, _ = unsummed
+    # numpy.ndarray((10**13,), 'f8') in protocol 0, written by hand
+    payload = b"cnumpy\nndarray\n((I10000000000000\ntS'f8'\ntR."
+    assert len(payload) < 60
+    (src / "ind.citeseer.y").write_bytes(payload)
+    load_error(src, "y", "declares an array of shape (10000000000000,)", kind=LimitError,
+               peak=16 * MB)
+
+
+def array_state(shape, dtype, raw):
+    """A pickle of _reconstruct(ndarray, (0,), 'b') given the state (shape, dtype, raw)."""
+    class Arr:
+        def __reduce__(self):
+            rec = np.zeros(0).__reduce__()[0]
+            return (rec, (np.ndarray, (0,), b"b"), (1, shape, np.dtype(dtype), False, raw))
+    return pickle.dumps(Arr(), protocol=2)
+
+
+MALFORMED = {
+    "empty": b"",
+    "truncated": pickle.dumps(np.eye(3), protocol=2)[:-7],
+    "not a pickle": b"hello world\n",
+    "top-level list": pickle.dumps([1, 2, 3], protocol=2),
+    "deep nesting": b"\x80\x02" + b"]" * 50000 + b".",
+    "object array": pickle.dumps(np.array([1, "a"], dtype=object), protocol=2),
+    "string array": pickle.dumps(np.array(["ab", "c"]), protocol=2),
+    "short data": array_state((3,), "f8", b"12345"),
+    "huge state": array_state((10**13,), "f8", b"123"),
+    "negative shape": array_state((-1,), "f8", b""),
+    "str shape": array_state(("3",), "f8", b"123"),
+    "list called": pickle.dumps(Reduce(list, ("x" * 10,)), protocol=2),
+    "dict as sparse state": pickle.dumps(Reduce(np.ndarray, ("abc",)), protocol=2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_pickles_named(unsummed, case):
+    src, _, _ = unsummed
+    (src / "ind.citeseer.ally").write_bytes(MALFORMED[case])
+    load_error(src, "ally", peak=16 * MB)
+
+
+def test_sparse_with_bad_entries(unsummed):
+    src, objs, _ = unsummed
+    m = sp.csr_matrix(objs["tx"], copy=True)
+    m.indices[0] = 10**6  # a column outside the 9 features
+    write_part(src, "tx", m)
+    load_error(src, "tx", "outside its shape", kind=GraphFormatError)
+    m = sp.csr_matrix(objs["tx"], copy=True)
+    m.data[0] = np.nan
+    write_part(src, "tx", m)
+    load_error(src, "tx", "non-finite value nan", kind=GraphFormatError)
+
+
+def test_mismatched_matrices(unsummed):
+    src, objs, _ = unsummed
+    write_part(src, "tx", sp.csr_matrix(objs["tx"].toarray()[:, :5]))
+    load_error(src, "tx", "ind.citeseer.allx and ind.citeseer.tx must have as many columns",
+               kind=GraphFormatError)
+    write_part(src, "tx", objs["tx"])
+    ally = objs["ally"].copy()
+    ally[0, 0] = np.nan
+    write_part(src, "ally", ally)
+    load_error(src, "ally", "non-finite value nan at row 0, column 0", kind=GraphFormatError)
+    write_part(src, "ally", objs["ally"][:-1])
+    load_error(src, "ally", "must have as many rows", kind=GraphFormatError)
+    write_part(src, "ally", objs["ally"])
+    write_part(src, "y", objs["ally"][:20])  # 20 + 500 validation > 510 rows of allx
+    load_error(src, "y", "need 520 rows in ind.citeseer.allx, which has 510",
+               kind=GraphFormatError)
+
+
+def test_pickle_repeating_one_string_does_not_multiply(unsummed):
+    # one 1 MB latin-1 string encoded 2000 times: 2 GB if each call made a copy
+    src, _, _ = unsummed
+    text = "\x00" * MB
+    enc = Reduce(__import__("_codecs").encode, (text, "latin1"))
+    write_part(src, "x", [enc] * 2000)
+    load_error(src, "x", "unexpected content of type list", kind=GraphFormatError,
+               peak=32 * MB)
+
+
+def test_mutated_pickles_never_escape(unsummed):
+    """Random byte edits of a real pickle: a named ValueError or a load, nothing else."""
+    src, objs, _ = unsummed
+    good = (src / "ind.citeseer.tx").read_bytes()
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        raw = bytearray(good)
+        for pos in rng.integers(0, len(raw), rng.integers(1, 4)):
+            raw[pos] = rng.integers(0, 256)
+        if rng.random() < 0.2:
+            raw = raw[: rng.integers(0, len(raw))]
+        (src / "ind.citeseer.tx").write_bytes(bytes(raw))
+        try:
+            data = load_planetoid("citeseer", root=src, download=False)
+        except ValueError as exc:
+            assert "ind.citeseer." in str(exc) and "\n" not in str(exc), str(exc)
+        else:
+            assert data.features.shape == (522, 9)
+
+
+def test_real_cora_unchanged_by_the_checks(planetoid_dir, tmp_path, monkeypatch):
+    """Cora's files under a name without kept sums go through every check and load alike."""
+    monkeypatch.setattr(datasets, "SUMS_FILE", tmp_path / "no-sums")
+    d = tmp_path / "planetoid"
+    d.mkdir()
+    for part in datasets._PARTS:
+        (d / f"ind.citeseer.{part}").write_bytes((planetoid_dir / f"ind.cora.{part}").read_bytes())
+    got = load_planetoid("citeseer", root=tmp_path, download=False)
+    want = load_planetoid("cora", root=planetoid_dir, download=False)
+    for a, b in zip(got, want, strict=True):
+        if sp.issparse(a):
+            assert (a != b).nnz == 0 and a.nnz == b.nnz
+        else:
+            np.testing.assert_array_equal(a, b)

@@ -134,3 +134,60 @@ def test_bad_arguments():
         train_gcn(A, X, bad, tr, va, te)
     with pytest.raises(TypeError, match="needs adjacency, features"):
         train_gcn(A)
+
+
+BAD_OPTIONS = [
+    ("seed", -1, "seed must be a non-negative integer, got -1"),
+    ("seed", 1.5, "seed must be a non-negative integer"),
+    ("seed", True, "seed must be a non-negative integer"),
+    ("epochs", 0, "epochs must be a positive integer, got 0"),
+    ("epochs", -5, "epochs must be a positive integer"),
+    ("epochs", float("nan"), "epochs must be a positive integer"),
+    ("hidden", 0, "hidden must be a positive integer, got 0"),
+    ("early_stopping", 0, "early_stopping must be a positive integer"),
+    ("lr", 0.0, r"lr must be a finite number > 0, got 0.0"),
+    ("lr", -0.01, "lr must be a finite number > 0"),
+    ("lr", float("nan"), "lr must be a finite number > 0, got nan"),
+    ("lr", float("inf"), "lr must be a finite number > 0, got inf"),
+    ("dropout", -0.1, r"dropout must be in \[0, 1\)"),
+    ("dropout", float("nan"), r"dropout must be in \[0, 1\)"),
+    ("weight_decay", -1e-4, "weight_decay must be a finite number >= 0"),
+    ("weight_decay", float("inf"), "weight_decay must be a finite number >= 0"),
+    ("weight_decay", float("nan"), "weight_decay must be a finite number >= 0"),
+]
+
+
+@pytest.mark.parametrize("name, value, match", BAD_OPTIONS)
+def test_bad_options_refused_before_training(name, value, match):
+    rng = np.random.default_rng(4)
+    A, X, labels, tr, va, te = planted(rng, n_per=5)
+    calls = []
+    options = {"epochs": 3, name: value}
+    with pytest.raises(ValueError, match=match):
+        train_gcn(A, X, labels, tr, va, te, callback=lambda *a: calls.append(a), **options)
+    assert calls == []  # refused before the first epoch
+
+
+def test_seed_accepted_as_numpy_accepts_it():
+    rng = np.random.default_rng(4)
+    A, X, labels, tr, va, te = planted(rng, n_per=5)
+    big = 2**70  # numpy's generators take any non-negative integer
+    r = train_gcn(A, X, labels, tr, va, te, epochs=2, seed=np.int64(7))
+    ref = train_gcn(A, X, labels, tr, va, te, epochs=2, seed=7)
+    np.testing.assert_array_equal(r.model.W1, ref.model.W1)
+    m = GCN(3, 2, seed=big)
+    np.testing.assert_array_equal(m.W1, GCN(3, 2, seed=big).W1)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        GCN(3, 2, seed=-1)
+
+
+def test_huge_hidden_refused_by_the_memory_limit(monkeypatch):
+    monkeypatch.setenv("GRAPHPAR_MAX_MEMORY", "64M")
+    rng = np.random.default_rng(4)
+    A, X, labels, tr, va, te = planted(rng, n_per=5)
+    with pytest.raises(ValueError, match=r"hidden=10000000 .*GRAPHPAR_MAX_MEMORY"):
+        train_gcn(A, X, labels, tr, va, te, epochs=1, hidden=10**7)
+    with pytest.raises(ValueError, match=r"hidden=10000000 .*GRAPHPAR_MAX_MEMORY"):
+        GCN(20, 3, hidden=10**7)
+    # within the limit it trains
+    assert train_gcn(A, X, labels, tr, va, te, epochs=1, hidden=8).epochs == 1

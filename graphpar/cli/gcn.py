@@ -201,14 +201,44 @@ def print_report(args, out: dict) -> None:
     print(f"test accuracy  {out['test_accuracy']:.4f}")
 
 
+# The numeric options and the train_gcn parameters they set.
+_OPTIONS = ("epochs", "hidden", "lr", "dropout", "weight_decay", "early_stopping", "seed")
+
+
+def check_args(args) -> None:
+    """Refuse a meaningless numeric option with one line naming it and its value.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> check_args(argparse.Namespace(epochs=200, hidden=16, lr=0.01, dropout=0.5,
+    ...     weight_decay=5e-4, early_stopping=None, seed=-1, threads=None))
+    Traceback (most recent call last):
+    ...
+    ValueError: --seed must be a non-negative integer, got -1
+    """
+    from graphpar.gcn_model import check_training_options
+
+    check_training_options(
+        {key: "--" + key.replace("_", "-") for key in _OPTIONS},
+        **{key: getattr(args, key) for key in _OPTIONS},
+    )
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 1:
+        raise ValueError(f"--threads must be a positive integer, got {threads}")
+
+
 def run(args) -> int:
     from graphpar.mpi import launched_under_mpi
     from graphpar.threads import set_threads
 
     if launched_under_mpi():
         from graphpar.mpi.cli_gcn import run_distributed
+        from graphpar.mpi.comm import run_collectively
 
+        run_collectively(lambda: check_args(args))  # every rank: one message, exit 2
         return run_distributed(args)
+    check_args(args)
     set_threads(args.threads)
     t0 = time.perf_counter()
     data = load(args.dataset, args.data_dir, download=not args.no_download, seed=args.seed)
