@@ -7,12 +7,18 @@ one file on several ranks:
    reads the header and returns a :class:`GraphHeader` that says where the
    body starts (``body_offset``, ``body_line``) and how to parse it.
 2. :func:`parse_body` parses any slice of the body that starts at a line start
-   and ends at a line end (see :func:`align_to_line`) with the Numba kernel
+   and ends at a line end with the Numba kernel
    :func:`graphpar.kernels.parse.parse_edges`. It never raises on bad data: it
    returns a :class:`ParsedBody` whose ``error`` holds the byte offset of the
    first problem relative to the slice. :func:`body_error` turns that into a
    :class:`~graphpar.io_errors.GraphFormatError` naming the file and the line
-   number, counting newlines only then.
+   number, counting newlines only then; :func:`weight_error` and
+   :func:`vertex_count_error` do the same for weights a caller refuses and for
+   vertex counts beyond :mod:`graphpar.limits`.
+
+Slices for several ranks come from one rule, :func:`line_range` (a line
+belongs to the byte range that holds its first byte), read from a stream by
+:func:`read_line_range` for the share :func:`byte_range` gives each rank.
 
 Everything here works on the uncompressed bytes; :mod:`graphpar.io` handles
 ``.gz``, ``.bz2`` and ``.xz``.
@@ -25,8 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphpar.errors import LimitError
 from graphpar.io_errors import GraphFormatError
 from graphpar.kernels import parse as _k
+from graphpar.limits import check_vertex_count
 
 TEXT_FORMATS = ("gr", "mtx", "el", "wel")
 NO_BOUND = 2**62
@@ -65,7 +73,8 @@ class GraphHeader:
     body_line : int
         Line number (1-based) of the first body line.
     header_line : int
-        Line number of the ``p`` line or Matrix Market size line (0 if none).
+        Line number of the ``p`` line, the Matrix Market size line or the
+        ``Nodes:`` comment of an edge list (0 if none).
     field : str
         Matrix Market field (``real``, ``integer``, ``pattern``); ``""`` otherwise.
     """
@@ -246,6 +255,7 @@ _NODES = re.compile(rb"nodes:\s*(\d+)", re.IGNORECASE)
 
 def _el_header(data: bytes, eof: bool, path, fmt: str) -> GraphHeader:
     nodes = None
+    nodes_line = 0
     directed = True
     for line, a, b, _ in _lines(data, eof):
         raw = data[a:b]
@@ -259,6 +269,7 @@ def _el_header(data: bytes, eof: bool, path, fmt: str) -> GraphHeader:
             hit = _NODES.search(s)
             if hit:
                 nodes = int(hit.group(1))
+                nodes_line = line
             continue
         ncols = len(s.split())
         want = (3,) if fmt == "wel" else (2, 3)
@@ -267,11 +278,12 @@ def _el_header(data: bytes, eof: bool, path, fmt: str) -> GraphHeader:
             raise GraphFormatError(
                 f"{path}: line {line}: expected {expected}, got {ncols}: {_text(raw)!r}"
             )
-        return GraphHeader(fmt, nodes, None, directed, False, ncols, 0, NO_BOUND, 0, 1, 0)
+        return GraphHeader(fmt, nodes, None, directed, False, ncols, 0, NO_BOUND, 0, 1,
+                           nodes_line)
     if not eof:
         raise _NeedMore
     return GraphHeader(fmt, nodes, None, directed, False, 3 if fmt == "wel" else 2, 0,
-                       NO_BOUND, 0, 1, 0)
+                       NO_BOUND, 0, 1, nodes_line)
 
 
 def parse_header(data, fmt: str, *, eof: bool = True, path="<buffer>") -> GraphHeader:
@@ -411,16 +423,45 @@ def parse_body(buf, header: GraphHeader, *, max_records: int | None = None) -> P
     (array([0, 1]), array([1, 2]), array([5. , 0.5]), None)
     """
     arr = _as_u8(buf)
-    cap = int(_k.count_newlines(arr)) + 1
-    limit = NO_BOUND if max_records is None else int(max_records)
-    cap = max(0, min(cap, limit))
+    limit = NO_BOUND if max_records is None else max(0, int(max_records))
+    # Records are parsed into buffers of at most _CHUNK_RECORDS, so that a body of
+    # blank lines or comments costs nothing: the output grows with the records found.
+    lines = int(_k.count_newlines(arr)) + 1
+    pieces = []
+    pos = total = 0
+    error = None
+    while True:
+        cap = min(_CHUNK_RECORDS, lines, limit - total)
+        part, stop = _parse_piece(arr[pos:], header, cap)
+        pieces.append(part)
+        total += part.src.size
+        if part.error is None:
+            break
+        if part.error.code == _k.E_TOO_MANY and part.src.size == cap and total < limit:
+            pos += stop  # the buffers are full, not the file's count: go on
+            continue
+        error = BodyError(part.error.code, pos + part.error.offset, part.error.column)
+        break
+    if len(pieces) == 1:
+        src, dst, w = pieces[0].src, pieces[0].dst, pieces[0].weights
+    else:
+        src, dst, w = (np.concatenate([getattr(p, k) for p in pieces])
+                       for k in ("src", "dst", "weights"))
+    return ParsedBody(src, dst, w, error)
+
+
+_CHUNK_RECORDS = 1 << 20
+
+
+def _parse_piece(arr, header: GraphHeader, cap: int) -> tuple[ParsedBody, int]:
+    """Parse at most ``cap`` records of ``arr``; return them and where parsing stopped."""
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
     w = np.empty(cap, dtype=np.float64)
     slow = np.empty((cap, 2), dtype=np.int64)
     res = np.zeros(_k.RES_SIZE, dtype=np.int64)
     _k.parse_edges(
-        arr, _KIND[header.format], header.base, header.bound, header.ncols, limit,
+        arr, _KIND[header.format], header.base, header.bound, header.ncols, cap,
         src, dst, w, slow, res,
     )
     count, code, where, nslow, col = (int(x) for x in res)
@@ -430,7 +471,7 @@ def parse_body(buf, header: GraphHeader, *, max_records: int | None = None) -> P
         if bad is not None and (error is None or bad[1] < error.offset):
             count = bad[0]
             error = BodyError(_k.E_NOT_NUMBER, bad[1], 2)
-    return ParsedBody(src[:count], dst[:count], w[:count], error)
+    return ParsedBody(src[:count], dst[:count], w[:count], error), where
 
 
 def _slow_weights(arr, slow, w):
@@ -570,12 +611,237 @@ def count_error(arr, header: GraphHeader, count: int, *, path="<buffer>") -> Gra
     )
 
 
+WEIGHT_RULES = ("any", "finite", "nonnegative")
+_RECORD = {"gr": "arc", "mtx": "entry", "el": "edge", "wel": "edge"}
+
+
+def record_line(buf, header: GraphHeader, k: int, *, first_line=None) -> tuple[int, bytes]:
+    """Return the line number and the text of record ``k`` (0-based) of a parsed body slice.
+
+    Parses again up to the record (only called to report an error).
+
+    Examples
+    --------
+    >>> h = parse_header(b"p sp 3 2\\n", "gr")
+    >>> record_line(b"c x\\na 1 2 5\\n\\na 2 3 -1\\n", h, 1)
+    (5, b'a 2 3 -1')
+    """
+    arr = _as_u8(buf)
+    stop = parse_body(arr, header, max_records=k).error
+    offset = stop.offset if stop is not None else arr.size
+    before, text, _ = _line_at(arr, offset)
+    first = header.body_line if first_line is None else first_line
+    return first + before, text.rstrip(b"\r")
+
+
+def weight_error(
+    buf, header: GraphHeader, parsed: ParsedBody, rule: str = "any", *, path="<buffer>",
+    first_line=None,
+) -> GraphFormatError | None:
+    """The error for the first weight of a parsed slice that ``rule`` rejects, or None.
+
+    ``rule`` is that of :func:`graphpar.validate_graph`: NaN is always
+    rejected, ``"nonnegative"`` also rejects negative weights and
+    ``"finite"`` negative and infinite ones. The message names the file, the
+    1-based line and the vertex ids as the file writes them.
+
+    Examples
+    --------
+    >>> h = parse_header(b"p sp 3 2\\n", "gr")
+    >>> body = b"a 1 2 5\\na 2 3 -1\\n"
+    >>> print(weight_error(body, h, parse_body(body, h), "nonnegative", path="g.gr"))
+    g.gr: line 3: negative edge weight -1 in arc 2 3 (weights must be >= 0)
+    >>> weight_error(body, h, parse_body(body, h), "any") is None
+    True
+    """
+    if rule not in WEIGHT_RULES:
+        raise ValueError(f"weights must be one of {WEIGHT_RULES}, got {rule!r}")
+    w = np.ascontiguousarray(parsed.weights, dtype=np.float64)
+    k, code = first_bad_weight(w, rule)
+    if k < 0:
+        return None
+    line, text = record_line(buf, header, k, first_line=first_line)
+    u, v = int(parsed.src[k]) + header.base, int(parsed.dst[k]) + header.base
+    token = _text(text.split()[-1]) if text.split() else repr(float(w[k]))
+    where = f"{_RECORD[header.format]} {u} {v}"
+    return GraphFormatError(f"{path}: line {line}: {bad_weight_message(code, token, where)}")
+
+
+def first_bad_weight(w: np.ndarray, rule: str) -> tuple[int, int]:
+    """``(k, code)`` of the first weight ``rule`` rejects (``(-1, 0)`` if none).
+
+    ``code`` 1: NaN, 2: negative, 3: infinite (the kernel of :func:`graphpar.validate_graph`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first_bad_weight(np.array([1.0, -2.0, np.nan]), "nonnegative")
+    (1, 2)
+    """
+    from graphpar.kernels import csr as _csr
+
+    if w.size == 0:
+        return -1, 0
+    chunks = 64 if w.size >= 1 << 20 else 1
+    k, code, _ = _csr.first_bad_weight(
+        w, rule in ("nonnegative", "finite"), rule == "finite", chunks
+    )
+    return int(k), int(code)
+
+
+def bad_weight_message(code: int, token: str, where: str) -> str:
+    """``"negative edge weight -5 in arc 1 2 (weights must be >= 0)"`` and the like.
+
+    ``code`` is that of :func:`first_bad_weight`; ``where`` names the edge.
+
+    Examples
+    --------
+    >>> bad_weight_message(1, "nan", "edge 0 1")
+    'edge weight nan in edge 0 1 is not a number'
+    """
+    if code == 1:
+        return f"edge weight {token} in {where} is not a number"
+    if code == 2:
+        return f"negative edge weight {token} in {where} (weights must be >= 0)"
+    return f"infinite edge weight {token} in {where} (weights must be finite)"
+
+
+def vertex_count_error(
+    buf, header: GraphHeader, parsed: ParsedBody, n: int, top: int, edges: int, *,
+    path="<buffer>", first_line=None,
+):
+    """The :class:`~graphpar.errors.LimitError` for ``n`` vertices that ``edges`` cannot reach.
+
+    ``n`` is the graph's vertex count, ``top`` the largest vertex id of the
+    whole body plus one (0-based), ``edges`` its records. When ``n`` comes
+    from the header (``p`` line, size line, ``Nodes:`` comment) the message
+    names that line; when it comes from an id, the line of the first record
+    in this slice that holds the id (None when another slice holds it).
+    Returns None when ``n`` is within :func:`graphpar.limits.check_vertex_count`.
+
+    Examples
+    --------
+    >>> h = parse_header(b"0 1\\n", "el")
+    >>> body = b"0 1\\n1 2147483648\\n"
+    >>> print(vertex_count_error(body, h, parse_body(body, h), 2**31 + 1, 2**31 + 1, 2,
+    ...                          path="x.el"))  # doctest: +ELLIPSIS
+    x.el: line 2: has vertex id 2147483648, so needs 2147483649 vertices but holds only 2 ...
+    """
+    try:
+        check_vertex_count(n, edges=edges, source=path)
+    except LimitError:
+        pass
+    else:
+        return None
+    if header.n is not None and header.n >= n:
+        source, what = f"{path}: line {header.header_line}", "declares"
+    else:
+        hits = np.flatnonzero((parsed.src == top - 1) | (parsed.dst == top - 1))
+        if not hits.size:
+            return None
+        line, _ = record_line(buf, header, int(hits[0]), first_line=first_line)
+        source = f"{path}: line {line}"
+        what = f"has vertex id {top - 1 + header.base}, so needs"
+    try:
+        check_vertex_count(n, edges=edges, source=source, what=what)
+    except LimitError as exc:
+        return exc
+    return None  # pragma: no cover - the same check failed above
+
+
+def byte_range(size: int, rank: int, nranks: int) -> tuple[int, int]:
+    """Rank ``rank``'s share ``[a, b)`` of ``size`` body bytes cut in ``nranks`` equal parts.
+
+    The lines each rank parses are those :func:`line_range` gives for its share.
+
+    Examples
+    --------
+    >>> [byte_range(10, r, 3) for r in range(3)]
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    return size * rank // nranks, size * (rank + 1) // nranks
+
+
+def line_range(buf, a: int, b: int, *, origin: int = 0, eof: bool = True):
+    """Return ``(start, stop)``: the bytes of the lines whose first byte lies in ``[a, b)``.
+
+    The one rule by which a body is cut into slices for :func:`parse_body`
+    (serially in tests, by every rank of :func:`graphpar.mpi.io.read_graph`):
+    a line belongs to the range that holds its first byte, so the ranges
+    ``[c0, c1), [c1, c2), ...`` of any cut points give slices that hold every
+    line exactly once, whatever the line lengths (a range that holds no line
+    start gives an empty slice). Offsets count from the body start, which is
+    a line start; ``start`` is the first line start ``>= a`` and ``stop`` the
+    first line start ``>= b`` (or the end of the body).
+
+    Parameters
+    ----------
+    buf : uint8 ndarray or bytes
+        Body bytes from offset ``origin`` on.
+    a, b : int
+        The range of line starts, ``a <= b``.
+    origin : int
+        Body offset of ``buf[0]``; at most ``a - 1`` when ``a > 0`` (the byte
+        before ``a`` tells whether ``a`` is a line start).
+    eof : bool
+        Whether ``buf`` reaches the end of the body.
+
+    Returns
+    -------
+    tuple of int, or None
+        Body offsets ``start <= stop``; ``None`` when ``buf`` ends before
+        they are known and ``eof`` is False (read more and call again).
+
+    Examples
+    --------
+    >>> body = b"a 1 2 3\\na 2 3 4\\n"
+    >>> line_range(body, 0, 3), line_range(body, 3, 9), line_range(body, 9, 12)
+    ((0, 8), (8, 16), (16, 16))
+    >>> line_range(body[5:10], 6, 12, origin=5, eof=False) is None  # read more
+    True
+    >>> line_range(body[5:], 6, 12, origin=5, eof=False)
+    (8, 16)
+    """
+    arr = _as_view(buf)
+    a, b = int(a), int(b)
+    if b < a:
+        raise ValueError(f"line_range needs a <= b, got a={a}, b={b}")
+    if a > 0 and origin > a - 1:
+        raise ValueError(f"line_range needs origin <= a - 1, got origin={origin}, a={a}")
+    start = _first_line_start(arr, a, origin, eof)
+    if start is None or start >= b:
+        return None if start is None else (start, start)
+    stop = _first_line_start(arr, b, origin, eof)
+    return None if stop is None else (start, stop)
+
+
+def _as_view(buf) -> np.ndarray:
+    """``buf`` as a 1-D uint8 array, never copied (read-only is fine for searching)."""
+    if isinstance(buf, (bytes, bytearray, memoryview)):
+        return np.frombuffer(buf, dtype=np.uint8)
+    arr = np.asarray(buf)
+    if arr.dtype != np.uint8 or arr.ndim != 1:
+        raise TypeError(f"buf must be a 1-D uint8 array or bytes, got {arr.dtype} {arr.shape}")
+    return arr
+
+
+def _first_line_start(arr: np.ndarray, x: int, origin: int, eof: bool):
+    """The first line start ``>= x`` (body offsets), or None when ``arr`` is too short."""
+    if x <= 0:
+        return 0
+    end = origin + arr.size
+    i = x - 1 - origin
+    nl = int(_k.find_newline(arr, i)) if i < arr.size else -1
+    if nl >= 0:
+        return origin + nl + 1
+    return end if eof else None
+
+
 def align_to_line(buf, offset: int) -> int:
     """Return the first line start at or after ``offset`` in ``buf`` (``buf.size`` if none).
 
-    Use it to cut a body into slices for :func:`parse_body`: slice ``[a, b)``
-    with ``a = align_to_line(buf, start)``, ``b = align_to_line(buf, stop)``.
-    Offset 0 is a line start.
+    Slices ``[align_to_line(buf, c0), align_to_line(buf, c1))`` are those of
+    :func:`line_range`. Offset 0 is a line start.
 
     Examples
     --------
@@ -584,15 +850,62 @@ def align_to_line(buf, offset: int) -> int:
     >>> align_to_line(buf, 0), align_to_line(buf, 3), align_to_line(buf, 8)
     (0, 8, 8)
     """
-    arr = np.asarray(buf)
-    if offset <= 0:
-        return 0
-    if offset >= arr.size:
-        return int(arr.size)
-    if arr[offset - 1] == 10:
-        return int(offset)
-    hit = np.flatnonzero(arr[offset:] == 10)
-    return int(arr.size) if hit.size == 0 else int(offset + hit[0] + 1)
+    arr = _as_view(buf)
+    offset = min(max(int(offset), 0), arr.size)
+    return line_range(arr, offset, offset)[0]
+
+
+def read_line_range(f, body_offset: int, a: int, b: int, *, piece: int = 1 << 20) -> np.ndarray:
+    """Read from a binary stream the lines whose first byte lies in body bytes ``[a, b)``.
+
+    Reads from ``body_offset + max(a - 1, 0)`` on (a decompressing stream
+    decompresses and discards what lies before) until :func:`line_range`
+    knows the slice: past a line that starts before ``a``, however long, and
+    to the end of the last line that starts before ``b``.
+
+    Parameters
+    ----------
+    f : binary file object
+        Seekable (forward) stream of the whole file.
+    body_offset : int
+        File offset of the body (``GraphHeader.body_offset``).
+    a, b : int
+        Range of body offsets, ``0 <= a <= b``.
+    piece : int
+        First read size beyond ``b``; doubled while a line goes on.
+
+    Returns
+    -------
+    uint8 ndarray
+        The slice, for :func:`parse_body` (empty when no line starts in the range).
+
+    Examples
+    --------
+    >>> import io
+    >>> f = io.BytesIO(b"p sp 3 2\\na 1 2 3\\na 2 3 4\\n")
+    >>> read_line_range(f, 9, 2, 12).tobytes()
+    b'a 2 3 4\\n'
+    """
+    a, b = int(a), int(b)
+    if b <= a:
+        return np.empty(0, dtype=np.uint8)
+    origin = max(a - 1, 0)
+    f.seek(body_offset + origin)
+    want = b - origin
+    data = bytearray(f.read(want))
+    eof = len(data) < want
+    while True:
+        found = line_range(data, a, b, origin=origin, eof=eof)
+        if found is not None:
+            break
+        more = f.read(piece)
+        piece *= 2
+        if more:
+            data += more
+        else:
+            eof = True
+    start, stop = found
+    return np.frombuffer(data, dtype=np.uint8)[start - origin:stop - origin].copy()
 
 
 def line_number(buf, offset: int) -> int:

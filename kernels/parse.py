@@ -407,6 +407,15 @@ def gather_tokens(buf, offsets, k, out):
 
 
 @njit(cache=True)
+def find_newline(buf, start):
+    """Return the index of the first ``\\n`` at or after ``start`` in ``buf``, or -1."""
+    for i in range(max(start, 0), buf.size):
+        if buf[i] == 10:
+            return i
+    return -1
+
+
+@njit(cache=True)
 def count_newlines(buf):
     """Return the number of ``\\n`` bytes in ``buf``."""
     c = 0
