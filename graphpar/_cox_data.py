@@ -15,12 +15,60 @@ def _column_label(names, j: int) -> str:
     return repr(names[j]) if names is not None else str(j)
 
 
-def as_matrix(X, name: str = "X", names=None) -> tuple[np.ndarray, list[str] | None]:
+def first_invalid(values: np.ndarray, *, nonnegative: bool = False,
+                  binary: bool = False) -> tuple[int, str] | None:
+    """The first bad entry of a 1-D float array and what is wrong with it, or None.
+
+    Finite values are required; ``nonnegative`` also refuses negative ones and
+    ``binary`` anything but 0 and 1. The text completes a sentence that starts
+    with the argument's name (``"contains nan"``, ``"must be nonnegative, got
+    -3.0"``), so the array checks below and the table reader
+    (:func:`graphpar._cox_table.pick_columns`) word their errors alike.
+
+    Examples
+    --------
+    >>> first_invalid(np.array([1.0, 3.0]), binary=True)
+    (1, 'must be 0/1 or boolean, got 3.0')
+    >>> first_invalid(np.array([1.0, 2.0])) is None
+    True
+    """
+    if binary:
+        bad = (values != 0) & (values != 1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            return i, f"must be 0/1 or boolean, got {values[i]}"
+        return None
+    finite = np.isfinite(values)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        return i, f"contains {values[i]}"
+    if nonnegative:
+        neg = values < 0
+        if neg.any():
+            i = int(np.argmax(neg))
+            return i, f"must be nonnegative, got {values[i]}"
+    return None
+
+
+def _at(i: int, row0: int, j: int | None = None, names=None) -> str:
+    loc = f"at row {i + row0}"
+    return loc if j is None else f"{loc}, column {_column_label(names, j)}"
+
+
+def _length_error(name: str, got: int, n: int, ref: str | None) -> ValueError:
+    if ref is None:
+        return ValueError(f"{name} has length {got} but X has {n} rows")
+    return ValueError(f"{name} has length {got} but {ref} has length {n}")
+
+
+def as_matrix(X, name: str = "X", names=None, *,
+              row0: int = 0) -> tuple[np.ndarray, list[str] | None]:
     """Return ``X`` as a 2-D float64 array (no copy when it already is) and its column names.
 
     Accepts array_like and pandas DataFrames (names from the columns, without
     importing pandas). Raises for non-numeric data and for NaN or infinity,
-    naming the first offending row and column.
+    naming the first offending row (plus ``row0``: the global number of the
+    first row, when ``X`` is one rank's block) and column.
     """
     if hasattr(X, "columns") and hasattr(X, "to_numpy"):
         if names is None:
@@ -47,21 +95,18 @@ def as_matrix(X, name: str = "X", names=None) -> tuple[np.ndarray, list[str] | N
         bad = int(K.first_nonfinite_row(arr))
         if bad >= 0:
             j = int(np.flatnonzero(~np.isfinite(arr[bad]))[0])
-            raise ValueError(
-                f"{name} contains {arr[bad, j]} at row {bad}, column {_column_label(names, j)}"
-            )
+            raise ValueError(f"{name} contains {arr[bad, j]} {_at(bad, row0, j, names)}")
     return arr, names
 
 
-def as_vector(a, name: str, n: int, *, nonnegative: bool = False) -> np.ndarray:
-    """Return ``a`` as a finite 1-D float64 array of length ``n``; errors name the first bad row."""
+def _as_real_1d(a, name: str, n: int, ref: str | None) -> np.ndarray:
     if hasattr(a, "to_numpy"):
         a = a.to_numpy()
     arr = np.asarray(a)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but X has {n} rows")
+        raise _length_error(name, arr.shape[0], n, ref)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         try:
             arr = arr.astype(np.float64)
@@ -69,39 +114,46 @@ def as_vector(a, name: str, n: int, *, nonnegative: bool = False) -> np.ndarray:
             raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}") from None
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real, got dtype {arr.dtype}")
-    arr = np.asarray(arr, dtype=np.float64)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        i = int(np.argmin(finite))
-        raise ValueError(f"{name} contains {arr[i]} at row {i}")
-    if nonnegative:
-        neg = arr < 0
-        if neg.any():
-            i = int(np.argmax(neg))
-            raise ValueError(f"{name} must be nonnegative, got {arr[i]} at row {i}")
     return arr
 
 
-def as_event(event, n: int) -> np.ndarray:
-    """Return events as uint8 0/1; accepts booleans and numbers equal to 0 or 1."""
+def as_vector(a, name: str, n: int, *, nonnegative: bool = False, row0: int = 0,
+              ref: str | None = None) -> np.ndarray:
+    """Return ``a`` as a finite 1-D float64 array of length ``n``; errors name the first bad row.
+
+    ``row0`` is added to the row numbers in messages; ``ref`` names what ``n``
+    is the length of (default: the rows of ``X``).
+    """
+    arr = np.asarray(_as_real_1d(a, name, n, ref), dtype=np.float64)
+    bad = first_invalid(arr, nonnegative=nonnegative)
+    if bad is not None:
+        raise ValueError(f"{name} {bad[1]} {_at(bad[0], row0)}")
+    return arr
+
+
+def as_event(event, n: int, *, row0: int = 0, ref: str | None = None,
+             require_events: bool = True) -> np.ndarray:
+    """Return events as uint8 0/1; accepts booleans and numbers equal to 0 or 1.
+
+    With ``require_events`` (the default) a column without any event is refused.
+    """
     if hasattr(event, "to_numpy"):
         event = event.to_numpy()
     arr = np.asarray(event)
     if arr.ndim != 1:
         raise ValueError(f"event must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n:
-        raise ValueError(f"event has length {arr.shape[0]} but X has {n} rows")
+        raise _length_error("event", arr.shape[0], n, ref)
     if arr.dtype == bool:
-        out = arr.view(np.uint8)
+        out = (arr.view(np.uint8) != 0).view(np.uint8)  # a stray byte in a bool array is True
     else:
         if not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
             raise TypeError(f"event must be boolean or 0/1, got dtype {arr.dtype}")
-        bad = (arr != 0) & (arr != 1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ValueError(f"event must be 0/1 or boolean, got {arr[i]} at row {i}")
+        bad = first_invalid(arr, binary=True)
+        if bad is not None:
+            raise ValueError(f"event {bad[1]} {_at(bad[0], row0)}")
         out = arr.astype(np.uint8)
-    if not out.any():
+    if require_events and not out.any():
         raise ValueError("event has no events (every row is censored): nothing to fit")
     return out
 

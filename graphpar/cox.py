@@ -468,6 +468,16 @@ def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> flo
     float
         The fraction of comparable pairs ordered correctly, in [0, 1].
 
+    Raises
+    ------
+    ValueError
+        Arguments of different lengths (naming them and their lengths), NaN or
+        infinity in ``time`` or ``risk``, negative times, events other than
+        0/1 (naming the argument and the first bad row), empty input, or no
+        comparable pair.
+    TypeError
+        Non-numeric input.
+
     Examples
     --------
     >>> concordance_index([1, 2, 3, 4], [4, 3, 2, 1], [1, 1, 1, 0])
@@ -482,8 +492,10 @@ def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> flo
         raise ValueError(f"time must be 1-D, got shape {t.shape}")
     n = t.shape[0]
     t = as_vector(t, "time", n, nonnegative=True)
-    r = as_vector(risk, "risk", n)
-    e = as_event(event, n)
+    r = as_vector(risk, "risk", n, ref="time")
+    e = as_event(event, n, ref="time", require_events=False)
+    if n == 0:
+        raise ValueError("concordance_index: time, risk and event are empty")
     order = np.argsort(t, kind="stable")
     _, rank = np.unique(r, return_inverse=True)
     rank = rank.astype(np.int64).ravel() + 1

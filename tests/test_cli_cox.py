@@ -81,7 +81,8 @@ def test_bad_values_and_missing_file(tmp_path):
     path = tmp_path / "neg.csv"
     path.write_text("time,event,x\n1,1,2\n-3,0,4\n2,1,5\n")
     r = run(path, "--time", "time", "--event", "event")
-    assert r.returncode == 2 and "time must be nonnegative, got -3.0 at row 1" in r.stderr
+    assert r.returncode == 2
+    assert f"{path}, line 3, column 1 ('time'): time must be nonnegative, got -3.0" in r.stderr
     r = run(tmp_path / "nope.csv", "--time", "t", "--event", "e")
     assert r.returncode == 2 and "no such file" in r.stderr
 

@@ -24,13 +24,16 @@ def register(sub) -> None:
         help="fit a Cox proportional-hazards model to a CSV or .npz table",
         description=(
             "Fit a Cox proportional-hazards model by Newton-Raphson (parallel prefix-scan "
-            "likelihood) and print the coefficient table. DATA is a CSV file with a header "
-            "of column names and numeric cells, or a .npz file of equal-length 1-D arrays "
+            "likelihood) and print the coefficient table. DATA is a UTF-8 CSV file with a "
+            "header of column names and one row of numbers per line (optionally compressed: "
+            ".csv.gz, .csv.bz2, .csv.xz), or a .npz file of equal-length 1-D real arrays "
             "named by column. Every column other than --time, --event, --strata, --weights "
-            "and --offset is a covariate, unless --covariates picks them."
+            "and --offset is a covariate, unless --covariates picks them. A bad table gets "
+            "one error naming the file, the line (or array and index) and the column."
         ),
     )
-    p.add_argument("data", metavar="DATA", help="input table (.csv or .npz)")
+    p.add_argument("data", metavar="DATA",
+                   help="input table (.csv, .csv.gz/.bz2/.xz or .npz)")
     p.add_argument("--time", required=True, metavar="COL", help="follow-up time column")
     p.add_argument("--event", required=True, metavar="COL",
                    help="event indicator column (1 event, 0 censored)")

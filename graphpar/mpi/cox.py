@@ -34,8 +34,6 @@ fit's up to the order of floating-point sums.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from graphpar.kernels import cox as K
@@ -263,36 +261,17 @@ def _segmented_sum():
 
 def _validate(X, time, event, strata, weights, offset, row0: int):
     """The serial checks on this rank's rows; messages give global row numbers."""
-    from graphpar._cox_data import as_matrix, as_vector
+    from graphpar._cox_data import as_event, as_matrix, as_vector
 
-    def fix(exc):
-        msg = re.sub(r"at row (\d+)", lambda m: f"at row {int(m.group(1)) + row0}", str(exc))
-        return type(exc)(msg)
-
-    try:
-        X, names = as_matrix(X, "X")
-        n = X.shape[0]
-        time = as_vector(time, "time", n, nonnegative=True)
-        if hasattr(event, "to_numpy"):
-            event = event.to_numpy()
-        ev = np.asarray(event)
-        if ev.ndim != 1 or ev.shape[0] != n:
-            raise ValueError(f"event must be 1-D with {n} entries like X, got shape {ev.shape}")
-        if ev.dtype != bool:
-            if not np.issubdtype(ev.dtype, np.number) or np.iscomplexobj(ev):
-                raise TypeError(f"event must be boolean or 0/1, got dtype {ev.dtype}")
-            bad = (ev != 0) & (ev != 1)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"event must be 0/1 or boolean, got {ev[i]} at row {i}")
-        ev = ev.astype(np.float64)
-        w = None if weights is None else as_vector(weights, "weights", n, nonnegative=True)
-        off = None if offset is None else as_vector(offset, "offset", n)
-        st = None
-        if strata is not None:
-            st = as_vector(strata, "strata", n)
-    except (ValueError, TypeError) as exc:
-        raise fix(exc) from None
+    X, _ = as_matrix(X, "X", row0=row0)
+    n = X.shape[0]
+    time = as_vector(time, "time", n, nonnegative=True, row0=row0)
+    # a rank may hold no events: whether there are any is agreed on afterwards
+    ev = as_event(event, n, row0=row0, require_events=False).astype(np.float64)
+    w = None if weights is None else as_vector(weights, "weights", n, nonnegative=True,
+                                               row0=row0)
+    off = None if offset is None else as_vector(offset, "offset", n, row0=row0)
+    st = None if strata is None else as_vector(strata, "strata", n, row0=row0)
     return X, time, ev, st, w, off
 
 

@@ -2,7 +2,8 @@
 
 Ties, strata spanning rank boundaries, weights, offsets, near-tied times,
 a ridge penalty, rows read unevenly (one rank reads everything, others
-nothing) and ranks that end up owning no rows.
+nothing) and ranks that end up owning no rows; the table reader's rows and
+errors on every rank against the serial reader's.
 """
 
 from __future__ import annotations
@@ -117,6 +118,86 @@ def main(comm):
         checks += 1
     else:
         raise AssertionError("NaN in X was not refused")
+    return checks + reader_checks(comm)
+
+
+def _tables_equal(a, b, what):
+    assert list(a) == list(b), what
+    for k in a:
+        assert np.array_equal(a[k], b[k], equal_nan=True), (what, k)
+
+
+def reader_checks(comm) -> int:
+    """``read_table_rows`` on every rank against the serial reader: rows and errors."""
+    import os
+    import shutil
+    import tempfile
+
+    from graphpar._cox_table import pick_columns, read_csv, read_npz
+    from graphpar.mpi.cli_cox import read_table_rows
+
+    folder = comm.bcast(tempfile.mkdtemp() if comm.Get_rank() == 0 else None)
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(60):  # uneven line lengths, one line longer than any rank's byte range
+        pad = "0" * (3000 if i == 17 else int(rng.integers(0, 40)))
+        end = "\r\n" if i % 7 == 0 else "\n"
+        rows.append(f"{pad}{i + 1.5},{i % 2},{pad}{rng.normal():.6f}{end}")
+    good = "time,event,x\n" + "".join(rows) + "\n  \n"
+    bad = {
+        "nan": (2 + 44, "nan"), "event": (2 + 51, "2"), "text": (2 + 3, "abc"),
+        "blank": (2 + 30, None), "latin": (2 + 58, "\xe9"),
+    }
+    files = {"good": good.encode()}
+    for name, (lineno, cell) in bad.items():
+        lines = good.encode().split(b"\n")
+        if cell is None:
+            lines[lineno - 1] = b" "
+        else:
+            cells = lines[lineno - 1].split(b",")
+            cells[2] = cell.encode("latin-1")
+            lines[lineno - 1] = b",".join(cells)
+        files[name] = b"\n".join(lines)
+    files["header-only"] = b"time,event,x\n\n"
+    checks = 0
+    try:
+        if comm.Get_rank() == 0:
+            for name, data in files.items():
+                with open(os.path.join(folder, name + ".csv"), "wb") as f:
+                    f.write(data)
+            np.savez(os.path.join(folder, "good.npz"), time=np.arange(1.0, 41), x=np.ones(40),
+                     event=np.arange(40) % 2)
+        comm.Barrier()
+        for name in files:
+            path = os.path.join(folder, name + ".csv")
+            try:
+                want = read_csv(path)
+                pick_columns(want, path, "time", "event")
+            except ValueError as exc:
+                want = str(exc)
+            try:
+                got, row0 = read_table_rows(path, comm)
+                pick_columns(got, path, "time", "event")
+            except ValueError as exc:
+                assert str(exc) == want, (name, str(exc), want)
+                assert f"{path}, line " in want or name == "header-only", want
+            else:
+                assert not isinstance(want, str), (name, want)
+                parts = comm.allgather(dict(got))
+                _tables_equal({k: np.concatenate([p[k] for p in parts]) for k in got}, want,
+                              name)
+                assert got.first_line == row0 + 2
+            checks += 1
+        path = os.path.join(folder, "good.npz")
+        got, row0 = read_table_rows(path, comm)
+        parts = comm.allgather(dict(got))
+        _tables_equal({k: np.concatenate([p[k] for p in parts]) for k in got}, read_npz(path),
+                      "npz")
+        checks += 1
+    finally:
+        comm.Barrier()
+        if comm.Get_rank() == 0:
+            shutil.rmtree(folder, ignore_errors=True)
     return checks
 
 
