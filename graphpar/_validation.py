@@ -124,6 +124,11 @@ def _check_weights(g: Graph, rule: str, name: str) -> float:
 def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, bool]:
     """Validate source vertices against ``n``.
 
+    Every value is checked in its own type before any conversion, so that no
+    value can wrap into range (``np.uint64(2**64 - 1)`` is not ``-1``).
+    Integers only: bools, floats and other types are refused, as are values
+    outside ``[-n, n)``; negative values count from the end.
+
     Returns
     -------
     sources : ndarray of int64, shape (k,)
@@ -139,6 +144,10 @@ def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, boo
     Traceback (most recent call last):
     ...
     ValueError: source[1] = 7 is out of range for a graph with 5 vertices
+    >>> check_sources(np.array([2**64 - 1], dtype=np.uint64), 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: source[0] = 18446744073709551615 is out of range for a graph with 5 vertices
     """
     if isinstance(source, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer or a 1-D array of integers, got {source!r}")
@@ -148,16 +157,304 @@ def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, boo
             raise ValueError(f"{name} = {s} is out of range for a graph with {n} vertices")
         return np.array([s % n], dtype=np.int64), True
     arr = np.asarray(source)
+    if arr.dtype == object and arr.ndim == 1:
+        # Python ints too large for any integer dtype: check them as Python ints
+        for i, x in enumerate(arr):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+                raise TypeError(
+                    f"{name} must be an integer or a 1-D array of integers, got "
+                    f"{name}[{i}] = {x!r}"
+                )
+            if not -n <= int(x) < n:
+                raise ValueError(
+                    f"{name}[{i}] = {int(x)} is out of range for a graph with {n} vertices"
+                )
+        arr = np.array([int(x) for x in arr], dtype=np.int64)
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        example = f": {name}[0] = {arr.flat[0].item()!r}" if arr.ndim == 1 and arr.size else ""
         raise TypeError(
             f"{name} must be an integer or a 1-D array of integers, got "
-            f"{type(source).__name__} with shape {arr.shape} and dtype {arr.dtype}"
+            f"{type(source).__name__} with shape {arr.shape} and dtype {arr.dtype}{example}"
         )
-    arr = arr.astype(np.int64)
-    bad = np.flatnonzero((arr < -n) | (arr >= n))
+    # compare in the array's own dtype: an unsigned value is never below -n
+    out = arr >= n
+    if arr.dtype.kind == "i":
+        out |= arr < -n
+    bad = np.flatnonzero(out)
     if bad.size:
         i = int(bad[0])
         raise ValueError(
             f"{name}[{i}] = {int(arr[i])} is out of range for a graph with {n} vertices"
         )
-    return arr % max(n, 1), False
+    return arr.astype(np.int64) % max(n, 1), False
+
+
+# --------------------------------------------------------------------------- Cox arrays
+# The checks of CoxPH.fit's arrays, used serially (graphpar._cox), on each rank's rows
+# under MPI (graphpar.mpi.cox, with ``row0`` so that messages name global rows) and by
+# the table reader (graphpar._cox_reader, through first_invalid).
+
+
+def first_invalid(values: np.ndarray, *, nonnegative: bool = False,
+                  binary: bool = False) -> tuple[int, str] | None:
+    """The first bad entry of a 1-D float array and what is wrong with it, or None.
+
+    Finite values are required; ``nonnegative`` also refuses negative ones and
+    ``binary`` anything but 0 and 1. The text completes a sentence that starts
+    with the argument's name (``"contains nan"``, ``"must be nonnegative, got
+    -3.0"``), so the array checks below and the table reader
+    (:func:`graphpar._cox_reader.pick_columns`) word their errors alike.
+
+    Examples
+    --------
+    >>> first_invalid(np.array([1.0, 3.0]), binary=True)
+    (1, 'must be 0/1 or boolean, got 3.0')
+    >>> first_invalid(np.array([1.0, 2.0])) is None
+    True
+    """
+    if binary:
+        bad = (values != 0) & (values != 1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            return i, f"must be 0/1 or boolean, got {values[i]}"
+        return None
+    finite = np.isfinite(values)
+    if not finite.all():
+        i = int(np.argmin(finite))
+        return i, f"contains {values[i]}"
+    if nonnegative:
+        neg = values < 0
+        if neg.any():
+            i = int(np.argmax(neg))
+            return i, f"must be nonnegative, got {values[i]}"
+    return None
+
+
+def _cox_at(i: int, row0: int, j: int | None = None, names=None) -> str:
+    loc = f"at row {i + row0}"
+    if j is None:
+        return loc
+    return f"{loc}, column {repr(names[j]) if names is not None else j}"
+
+
+def _cox_length_error(name: str, got: int, n: int, ref: str | None) -> ValueError:
+    if ref is None:
+        return ValueError(f"{name} has length {got} but X has {n} rows")
+    return ValueError(f"{name} has length {got} but {ref} has length {n}")
+
+
+def _cox_numeric(arr: np.ndarray, name: str) -> np.ndarray:
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}") from None
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got dtype {arr.dtype}")
+    return arr
+
+
+def check_cox_matrix(X, name: str = "X", feature_names=None, *,
+                     row0: int = 0) -> tuple[np.ndarray, list[str] | None]:
+    """Return ``X`` as a finite 2-D float64 array (no copy when it is one) and its column names.
+
+    Accepts array_like and pandas DataFrames (names from the columns, without
+    importing pandas; ``feature_names`` overrides them). Raises for
+    non-numeric data and for NaN or infinity, naming the first offending row
+    (plus ``row0``, the global number of the first row when ``X`` is one
+    rank's block) and column.
+
+    Examples
+    --------
+    >>> check_cox_matrix([[1, 2], [3, 4]], feature_names=["a", "b"])[1]
+    ['a', 'b']
+    >>> check_cox_matrix([[1.0, 2.0], [3.0, np.nan]], row0=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: X contains nan at row 11, column 1
+    """
+    from graphpar.kernels.cox import first_nonfinite_row
+
+    names = feature_names
+    if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+        if names is None:
+            names = [str(c) for c in X.columns]
+        X = X.to_numpy()
+    arr = _cox_numeric(np.asarray(X), name)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+    arr = np.asarray(arr, dtype=np.float64)
+    if names is not None:
+        names = [str(v) for v in names]
+        if len(names) != arr.shape[1]:
+            raise ValueError(
+                f"feature_names has {len(names)} names but {name} has {arr.shape[1]} columns"
+            )
+    if arr.size:
+        bad = int(first_nonfinite_row(arr))
+        if bad >= 0:
+            j = int(np.flatnonzero(~np.isfinite(arr[bad]))[0])
+            raise ValueError(f"{name} contains {arr[bad, j]} {_cox_at(bad, row0, j, names)}")
+    return arr, names
+
+
+def _cox_1d(a, name: str, n: int, ref: str | None) -> np.ndarray:
+    if hasattr(a, "to_numpy"):
+        a = a.to_numpy()
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise _cox_length_error(name, arr.shape[0], n, ref)
+    return arr
+
+
+def check_cox_vector(a, name: str, n: int, *, nonnegative: bool = False, row0: int = 0,
+                     ref: str | None = None) -> np.ndarray:
+    """Return ``a`` as a finite 1-D float64 array of length ``n``; errors name the first bad row.
+
+    ``nonnegative`` also refuses negative values; ``row0`` is added to the row
+    numbers in messages; ``ref`` names what ``n`` is the length of (default:
+    the rows of ``X``).
+
+    Examples
+    --------
+    >>> check_cox_vector([1, 2], "time", 2)
+    array([1., 2.])
+    >>> check_cox_vector([1.0, -2.0], "weights", 2, nonnegative=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: weights must be nonnegative, got -2.0 at row 1
+    """
+    arr = np.asarray(_cox_numeric(_cox_1d(a, name, n, ref), name), dtype=np.float64)
+    bad = first_invalid(arr, nonnegative=nonnegative)
+    if bad is not None:
+        raise ValueError(f"{name} {bad[1]} {_cox_at(bad[0], row0)}")
+    return arr
+
+
+def check_cox_event(event, n: int, *, row0: int = 0, ref: str | None = None,
+                    require_events: bool = True) -> np.ndarray:
+    """Return events as uint8 0/1; accepts booleans and numbers equal to 0 or 1.
+
+    With ``require_events`` (the default) a column without any event is refused.
+
+    Examples
+    --------
+    >>> check_cox_event([True, False, True], 3)
+    array([1, 0, 1], dtype=uint8)
+    >>> check_cox_event([1, 0, 2], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: event must be 0/1 or boolean, got 2 at row 2
+    """
+    arr = _cox_1d(event, "event", n, ref)
+    if arr.dtype == bool:
+        out = (arr.view(np.uint8) != 0).view(np.uint8)  # a stray byte in a bool array is True
+    else:
+        if not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
+            raise TypeError(f"event must be boolean or 0/1, got dtype {arr.dtype}")
+        bad = first_invalid(arr, binary=True)
+        if bad is not None:
+            raise ValueError(f"event {bad[1]} {_cox_at(bad[0], row0)}")
+        out = arr.astype(np.uint8)
+    if require_events and not out.any():
+        raise ValueError("event has no events (every row is censored): nothing to fit")
+    return out
+
+
+def check_cox_strata(strata, n: int, *, row0: int = 0) -> np.ndarray | None:
+    """Return the stratum labels as a 1-D array of length ``n`` (None stays None).
+
+    Labels may be of any sortable type (numbers, strings, booleans); a NaN
+    label is refused, naming its row.
+
+    Examples
+    --------
+    >>> check_cox_strata(["a", "b"], 2)
+    array(['a', 'b'], dtype='<U1')
+    >>> check_cox_strata([1.0, np.nan], 2, row0=5)
+    Traceback (most recent call last):
+    ...
+    ValueError: strata contains nan at row 6
+    """
+    if strata is None:
+        return None
+    arr = _cox_1d(strata, "strata", n, None)
+    if arr.dtype.kind in "fc":
+        nan = np.isnan(arr)
+        if nan.any():
+            raise ValueError(f"strata contains nan {_cox_at(int(np.argmax(nan)), row0)}")
+    return arr
+
+
+class CoxArrays:
+    """The checked arrays of a Cox fit, as :func:`check_cox_arrays` returns them.
+
+    ``X`` float64 (n, p); ``time`` float64 (n,); ``event`` uint8 0/1 (n,);
+    ``strata`` the labels (any type) or None; ``weights`` and ``offset``
+    float64 (n,) or None; ``feature_names`` p strings.
+    """
+
+    __slots__ = ("X", "time", "event", "strata", "weights", "offset", "feature_names")
+
+    def __init__(self, X, time, event, strata, weights, offset, feature_names) -> None:
+        self.X, self.time, self.event = X, time, event
+        self.strata, self.weights, self.offset = strata, weights, offset
+        self.feature_names = feature_names
+
+
+def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
+                     feature_names=None, row0: int = 0, whole: bool = True) -> CoxArrays:
+    """Check and convert the arguments of :meth:`graphpar.CoxPH.fit`.
+
+    Parameters
+    ----------
+    X, time, event, strata, weights, offset, feature_names
+        As in :meth:`graphpar.CoxPH.fit`.
+    row0 : int, default 0
+        Global number of the first row, added to the row numbers in messages
+        (under MPI, the rows of the lower ranks).
+    whole : bool, default True
+        The arrays are the whole data set: it must have rows and events.
+        ``False`` for one rank's rows, which may have neither (the MPI layer
+        checks the totals).
+
+    Returns
+    -------
+    CoxArrays
+        ``feature_names`` defaults to the DataFrame's columns, else ``x0, x1, ...``.
+
+    Raises
+    ------
+    ValueError
+        NaN or infinity in ``X``, ``time``, ``weights`` or ``offset``, NaN
+        strata, negative times or weights, events other than 0/1, mismatched
+        lengths, or (``whole``) no rows or no events; the message names the
+        argument and the first offending row (and column).
+    TypeError
+        Non-numeric input.
+
+    Examples
+    --------
+    >>> a = check_cox_arrays([[0.5], [1.0]], [3, 1], [1, 0])
+    >>> a.X.shape, a.event, a.feature_names
+    ((2, 1), array([1, 0], dtype=uint8), ['x0'])
+    >>> check_cox_arrays([[0.5], [1.0]], [3, -1], [1, 0], row0=100)
+    Traceback (most recent call last):
+    ...
+    ValueError: time must be nonnegative, got -1.0 at row 101
+    """
+    X, names = check_cox_matrix(X, "X", feature_names, row0=row0)
+    n, p = X.shape
+    if whole and n == 0:
+        raise ValueError("X has no rows")
+    time = check_cox_vector(time, "time", n, nonnegative=True, row0=row0)
+    ev = check_cox_event(event, n, row0=row0, require_events=whole)
+    w = None if weights is None else check_cox_vector(weights, "weights", n, nonnegative=True,
+                                                      row0=row0)
+    off = None if offset is None else check_cox_vector(offset, "offset", n, row0=row0)
+    st = check_cox_strata(strata, n, row0=row0)
+    if names is None:
+        names = [f"x{j}" for j in range(p)]
+    return CoxArrays(X, time, ev, st, w, off, names)

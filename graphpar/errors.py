@@ -78,7 +78,18 @@ def error_message(exc: BaseException) -> str:
     "no column 'age'"
     >>> error_message(MemoryError())
     'out of memory (the input is too large for this machine; see README, "Limits and errors")'
+
+    An error that another MPI rank reported (:func:`graphpar.mpi.comm.agree_on_error`)
+    carries that rank's text in ``graphpar_message``, which is returned as it is:
+
+    >>> exc = EOFError("x.gr.gz: compressed file ended early")
+    >>> exc.graphpar_message = error_message(exc)
+    >>> error_message(exc)
+    'unexpected end of input: x.gr.gz: compressed file ended early'
     """
+    told = getattr(exc, "graphpar_message", None)
+    if isinstance(told, str):
+        return told
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
     if isinstance(exc, MemoryError):

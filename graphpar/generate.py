@@ -8,6 +8,12 @@ the edge sequence, so that the ranks of a distributed run can each generate
 their part of the same global graph; :func:`edge_range` is the Python entry
 point for that.
 
+Sizes have limits: before allocating anything, every generator estimates the
+memory its graph needs (:func:`generation_bytes`) and refuses a request above
+:func:`graphpar.limits.memory_budget` with a :class:`graphpar.errors.LimitError`
+that names the request, the estimate, the budget and ``GRAPHPAR_MAX_MEMORY``,
+which raises it.
+
 Examples
 --------
 >>> from graphpar import generate
@@ -18,15 +24,20 @@ Examples
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
-from graphpar.graph import Graph, graph_from_edges
+from graphpar.graph import Graph, graph_from_edges, index_dtype
 from graphpar.kernels import generators as _gen
 from graphpar.kernels import rng as _rng
+from graphpar.limits import check_memory
 
-__all__ = ["kronecker", "uniform", "grid_road", "sbm", "edge_range", "kronecker_permutation"]
+__all__ = [
+    "kronecker", "uniform", "grid_road", "sbm", "edge_range", "kronecker_permutation",
+    "generation_bytes",
+]
 
 _WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _gen.W_REAL}
 MAX_SCALE = 40
@@ -66,6 +77,30 @@ def _weight_kind(weights, max_weight):
         raise ValueError(f"weights must be 'int', 'real' or None, got {weights!r}")
     _int("max_weight", max_weight, 1, 2**53)
     return _WEIGHTS[key], float(max_weight)
+
+
+def generation_bytes(n: int, m: int, directed: bool) -> int:
+    """Estimate the peak bytes of generating ``m`` edges on ``n`` vertices and building the CSR.
+
+    The generated edges (two int64 ids and a float64 weight each), their ids
+    narrowed to the index dtype, the transpose and the result of the CSR
+    build (``2 m`` entries when undirected) and a few vertex-sized arrays.
+    Measured within about 20% (above) of the peak resident memory of
+    :func:`kronecker`, :func:`uniform` and :func:`grid_road`.
+
+    Examples
+    --------
+    >>> generation_bytes(2**10, 16 * 2**10, False) < 2**21
+    True
+    """
+    n, m = int(n), int(m)
+    isz = index_dtype(n).itemsize
+    nnz = m if directed else 2 * m
+    return 24 * m + 2 * isz * m + 3 * (isz + 8) * nnz + 40 * (n + 1)
+
+
+def _check_size(n: int, m: int, directed: bool, what: str) -> None:
+    check_memory(generation_bytes(n, m, directed), what=f"{what} ({n} vertices, {m} edges)")
 
 
 def _check_kron(scale, edgefactor, a, b, c):
@@ -117,6 +152,7 @@ def edge_range(
     start = _int("start", start, 0)
     stop = _int("stop", stop, start)
     k = stop - start
+    check_memory(24 * k, what=f"edge_range({kind!r}, {start}, {stop}) ({k} edges)")
     src = np.empty(k, dtype=np.int64)
     dst = np.empty(k, dtype=np.int64)
     w = np.empty(k, dtype=np.float64)
@@ -203,6 +239,8 @@ def kronecker(
     """
     scale, edgefactor, a, b, c = _check_kron(scale, edgefactor, a, b, c)
     m = edgefactor << scale
+    _check_size(1 << scale, m, bool(directed),
+                f"kronecker(scale={scale}, edgefactor={edgefactor})")
     src, dst, w = edge_range(
         "kronecker", 0, m, seed=seed, weights=weights, max_weight=max_weight,
         scale=scale, a=a, b=b, c=c, permute=False,
@@ -262,6 +300,7 @@ def uniform(
     """
     n = _int("n", n, 1)
     m = _int("m", m, 0)
+    _check_size(n, m, bool(directed), f"uniform(n={n}, m={m})")
     src, dst, w = edge_range(
         "uniform", 0, m, seed=seed, weights=weights, max_weight=max_weight, n=n
     )
@@ -298,10 +337,19 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     rows = _int("rows", rows, 1)
     cols = rows if cols is None else _int("cols", cols, 1)
     m = rows * (cols - 1) + (rows - 1) * cols
+    _check_size(rows * cols, m, False, f"grid_road(rows={rows}, cols={cols})")
     src, dst, w = edge_range(
         "grid", 0, m, seed=seed, weights="int", max_weight=max_weight, rows=rows, cols=cols
     )
     return graph_from_edges(src, dst, w, rows * cols, False)
+
+
+def _sbm_size(sizes, p_in: float, p_out: float) -> tuple[int, int]:
+    """Vertices and a bound on the edges of an SBM (6 standard deviations above the mean)."""
+    n = sum(int(x) for x in sizes)
+    within = sum(int(x) * (int(x) - 1) // 2 for x in sizes)
+    expected = p_in * within + p_out * (n * (n - 1) // 2 - within)
+    return n, int(expected + 6 * math.sqrt(expected) + 16)
 
 
 def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph, np.ndarray]:
@@ -341,6 +389,8 @@ def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph
         i = int(np.argmax(sizes < 0))
         raise ValueError(f"block_sizes[{i}] = {int(sizes[i])} must be >= 0")
     p_in, p_out = _prob("p_in", p_in), _prob("p_out", p_out)
+    n, m = _sbm_size(sizes, p_in, p_out)
+    _check_size(n, m, False, f"sbm(block_sizes with {n} vertices, p_in={p_in}, p_out={p_out})")
     ekey, _, _ = _seed_keys(seed)
     labels = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
     n = labels.size

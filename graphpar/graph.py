@@ -68,8 +68,10 @@ class Graph:
         Edge weights, stored as float64. Default: all ones.
     directed : bool, default True
         Whether the edges are directed. An undirected ``Graph`` must hold
-        every edge in both directions; use :meth:`from_edges` or
-        :meth:`from_scipy` with ``directed=False`` to build one.
+        every edge in both directions with the same weight (the smallest of
+        any duplicates), and is refused otherwise, naming an edge without its
+        reverse; use :meth:`from_edges` or :meth:`from_scipy` with
+        ``directed=False`` to build one from edges stored one way.
 
     The arrays are checked (monotone ``indptr``, indices in range) and copied
     only when a dtype conversion is needed; a ``Graph`` never writes to them.
@@ -132,6 +134,8 @@ class Graph:
         self.directed = bool(directed)
         self._sym = None
         self._check_structure()
+        if not self.directed:
+            self._check_symmetric()
 
     def _check_structure(self) -> None:
         ip = self.indptr
@@ -149,6 +153,57 @@ class Graph:
                     f"indptr must be non-decreasing, but indptr[{i}]={ip[i]} > "
                     f"indptr[{i + 1}]={ip[i + 1]}"
                 )
+
+    def _check_symmetric(self) -> None:
+        """Refuse ``directed=False`` over arrays that do not hold every edge both ways.
+
+        Code that receives an undirected graph trusts it to be symmetric (it is
+        not symmetrised again), so a wrong flag would silently give wrong results.
+        Compares the canonical rows with those of the transpose: two CSR builds.
+        """
+        rows = self._rows()
+        if _csr.first_unsorted_row(self.indptr, self.indices) < 0:
+            a = self
+        else:
+            a = graph_from_edges(rows, self.indices, self.weights, self.n, True)
+        t = graph_from_edges(self.indices, rows, self.weights, self.n, True)
+        if (np.array_equal(a.indptr, t.indptr) and np.array_equal(a.indices, t.indices)
+                and np.array_equal(a.weights, t.weights, equal_nan=True)):
+            return
+        # the first row where the two differ: rows before the first length
+        # difference sit at the same positions in both
+        d = np.flatnonzero(a.indptr != t.indptr)
+        u = int(d[0]) - 1 if d.size else self.n
+        p = int(a.indptr[u]) if d.size else a.nnz
+        same = (a.indices[:p] == t.indices[:p]) & (
+            (a.weights[:p] == t.weights[:p])
+            | (np.isnan(a.weights[:p]) & np.isnan(t.weights[:p])))
+        if not same.all():
+            u = int(np.searchsorted(a.indptr, int(np.argmin(same)), side="right") - 1)
+        ka, ea = int(a.indptr[u]), int(a.indptr[u + 1])
+        kt, et = int(t.indptr[u]), int(t.indptr[u + 1])
+        while ka < ea and kt < et and a.indices[ka] == t.indices[kt] and (
+                a.weights[ka] == t.weights[kt]
+                or (np.isnan(a.weights[ka]) and np.isnan(t.weights[kt]))):
+            ka, kt = ka + 1, kt + 1
+        if ka < ea and (kt == et or a.indices[ka] < t.indices[kt]):
+            edge = (u, int(a.indices[ka]), float(a.weights[ka]))  # (u, v) with no (v, u)
+        elif kt < et and (ka == ea or t.indices[kt] < a.indices[ka]):
+            edge = (int(t.indices[kt]), u, float(t.weights[kt]))  # (v, u) with no (u, v)
+        else:  # both ways, different weights
+            v = int(a.indices[ka])
+            raise ValueError(
+                f"directed=False, but edge ({u}, {v}) has weight {float(a.weights[ka])} and "
+                f"its reverse ({v}, {u}) weight {float(t.weights[kt])}; an undirected Graph "
+                "stores every edge both ways with one weight (build it with "
+                "Graph.from_edges(..., directed=False), which keeps the smaller)"
+            )
+        x, y, w = edge
+        raise ValueError(
+            f"directed=False, but edge ({x}, {y}, {w}) has no reverse edge ({y}, {x}); an "
+            "undirected Graph stores every edge both ways (build it with "
+            "Graph.from_edges(..., directed=False), or pass directed=True)"
+        )
 
     @property
     def nnz(self) -> int:
@@ -405,7 +460,9 @@ def graph_from_edges(src, dst, weights, n: int, directed: bool) -> Graph:
         v2 = np.empty(new_indptr[-1], dtype=np.float64)
         _csr.compact_rows(indptr, new_indptr, cols, vals, c2, v2)
         cols, vals = c2, v2
-    return Graph(new_indptr, cols, vals, directed=directed)
+    g = Graph(new_indptr, cols, vals)
+    g.directed = bool(directed)  # symmetric by construction: skip the check of __init__
+    return g
 
 
 def _row_offsets(rows, other, both, n):

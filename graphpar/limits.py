@@ -167,7 +167,7 @@ def check_memory(nbytes: int, *, what: str, source: str | None = None) -> None:
     >>> check_memory(1 << 62, what="kron:40")
     Traceback (most recent call last):
     ...
-    graphpar.errors.LimitError: kron:40 needs about 4194304.0 TiB, ...
+    graphpar.errors.LimitError: kron:40 needs about 4.0 EiB, ...
     """
     budget = memory_budget()
     if int(nbytes) <= budget:
@@ -181,8 +181,8 @@ def check_memory(nbytes: int, *, what: str, source: str | None = None) -> None:
 
 def _human(nbytes: int) -> str:
     value = float(nbytes)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if value < 1024:
             return f"{value:.1f} {unit}" if unit != "bytes" else f"{int(value)} bytes"
         value /= 1024
-    return f"{value:.1f} TiB"
+    return f"{value:.1f} EiB"

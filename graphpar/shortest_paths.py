@@ -18,11 +18,14 @@ from graphpar._validation import _validate_with_max_weight, check_sources, valid
 from graphpar.graph import Graph
 from graphpar.kernels import sssp as _k
 
-__all__ = ["sssp", "verify_sssp", "default_delta", "MAX_BINS"]
+__all__ = ["sssp", "verify_sssp", "default_delta", "MAX_BINS", "MIN_DELTA"]
 
 PRED_NONE = -9999
 #: Most circular bins a search uses; a smaller ``delta`` is raised to ``max_weight / MAX_BINS``.
 MAX_BINS = 1 << 12
+#: Smallest bucket width: the smallest normal float64, so that ``1 / delta`` is finite
+#: (a subnormal delta, from subnormal weights, would make it inf).
+MIN_DELTA = float(np.finfo(np.float64).tiny)
 _METHODS = ("delta-stepping", "dijkstra")
 
 
@@ -30,7 +33,10 @@ def default_delta(graph: Graph) -> float:
     """Return the bucket width :func:`sssp` uses when ``delta=None``.
 
     The rule: ``delta = 2 * max_weight / mean_out_degree`` (the largest finite
-    weight; mean degree at least 1), never above ``max_weight``; ``1.0`` when
+    weight; mean degree at least 1), never above ``max_weight`` and never below
+    ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest normal
+    float64, about 2.2e-308: with subnormal weights such as ``5e-324`` the
+    rule would give 0 or a width whose reciprocal overflows); ``1.0`` when
     every weight is zero or infinite, or there are no edges. With
     ``max_weight / degree`` about one of a vertex's edges lands in its own
     bucket (Meyer and Sanders' ``Theta(1/d)`` for random weights); the factor
@@ -56,9 +62,16 @@ def default_delta(graph: Graph) -> float:
 
 
 def _delta_rule(n: int, nnz: int, wmax: float) -> float:
-    if n == 0 or nnz == 0 or wmax <= 0:
+    if n == 0 or nnz == 0 or not wmax > 0:
         return 1.0
-    return float(min(2.0 * wmax / max(nnz / n, 1.0), wmax))
+    # 2 / degree first: 2 * wmax overflows for weights near the float64 maximum
+    return _delta_floor(min(wmax * (2.0 / max(nnz / n, 1.0)), wmax), wmax)
+
+
+def _delta_floor(delta: float, wmax: float) -> float:
+    """Raise ``delta`` to ``wmax / MAX_BINS`` and :data:`MIN_DELTA`, so that it is positive,
+    ``1 / delta`` finite and ``wmax / delta`` at most ``MAX_BINS``."""
+    return float(max(delta, wmax / MAX_BINS, MIN_DELTA))
 
 
 def _max_finite_weight(w: np.ndarray) -> float:
@@ -105,7 +118,7 @@ def _plan(g: Graph, delta: float | None, wmax: float | None = None) -> tuple[flo
         wmax = _max_finite_weight(g.weights)
     if delta is None:
         delta = _delta_rule(g.n, g.nnz, wmax)
-    delta = max(delta, wmax / MAX_BINS)
+    delta = _delta_floor(delta, wmax)
     nbins = int(math.ceil(wmax / delta)) + 3
     return delta, nbins
 
@@ -153,7 +166,7 @@ def sssp(
     delta : float, optional
         Bucket width. Any positive value gives the same distances; it only
         changes the speed. Default: :func:`default_delta`. Values below
-        ``max_weight / 4096`` are raised to that bound.
+        ``max_weight / 4096`` or :data:`MIN_DELTA` are raised to that bound.
     return_predecessors : bool, default False
         Also return the shortest-path tree.
     limit : float, default inf
@@ -265,17 +278,38 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None, wm
     return dist, pred
 
 
-def _why_wrong(g: Graph, source: int, dist: np.ndarray, limit: float, against_dijkstra: bool):
-    arrays = _arrays(g)
+def _why_wrong(arrays, source: int, dist: np.ndarray, limit: float, against_dijkstra: bool):
     msg = _k.check_distances(*arrays, source, dist, limit)
     if msg is None and against_dijkstra:
-        ref = np.empty(g.n, dtype=np.float64)
+        ref = np.empty(dist.size, dtype=np.float64)
         _run_one(arrays, source, "dijkstra", 1.0, 1, limit, 1, ref)
         diff = np.flatnonzero(~((ref == dist) | (np.isnan(ref) & np.isnan(dist))))
         if diff.size:
             v = int(diff[0])
             msg = f"dist[{v}] = {float(dist[v])!r} but Dijkstra gives {float(ref[v])!r}"
     return msg
+
+
+def _both_ways(g: Graph):
+    """CSR arrays holding every stored edge of ``g`` in both directions (duplicates kept).
+
+    Built here with a stable sort rather than by :meth:`Graph.symmetrized`, the
+    graph a search uses, so that :func:`verify_sssp` checks the undirected graph
+    the caller asked for and not one a faulty symmetrisation produced. The
+    checks need no de-duplication: a duplicate edge of larger weight can
+    neither improve a distance the smaller one cannot nor be tight instead of it.
+    """
+    rows = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(g.indptr))
+    cols = g.indices.astype(np.int64)
+    src = np.concatenate([rows, cols])
+    dst = np.concatenate([cols, rows])
+    del rows, cols
+    order = np.argsort(src, kind="stable")
+    indptr = np.zeros(g.n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=g.n), out=indptr[1:])
+    indices = np.ascontiguousarray(dst[order], dtype=g.indices.dtype)
+    weights = np.ascontiguousarray(np.concatenate([g.weights, g.weights])[order])
+    return indptr, indices, weights
 
 
 def verify_sssp(
@@ -306,6 +340,9 @@ def verify_sssp(
     source : int or 1-D array_like of int
     dist : array_like of float, shape (n,) or (len(source), n)
     directed : bool, default True
+        ``False`` checks the distances in the undirected graph: every stored
+        edge of ``csgraph`` used both ways. The verifier builds that graph
+        itself (it does not trust :meth:`Graph.symmetrized`, which searches use).
     limit : float, default inf
         The ``limit`` the distances were computed with.
     against_dijkstra : bool, default False
@@ -336,7 +373,8 @@ def verify_sssp(
 source 0
     """
     limit = _check_limit(limit)
-    g = validate_graph(csgraph, directed)
+    g = validate_graph(csgraph, True)
+    arrays = _arrays(g) if directed else _both_ways(g)
     sources, scalar = check_sources(source, g.n)
     d = np.asarray(dist, dtype=np.float64)
     want = (g.n,) if scalar else (sources.size, g.n)
@@ -344,7 +382,7 @@ source 0
         raise ValueError(f"dist must have shape {want} for this source, got {d.shape}")
     rows = d.reshape(sources.size, g.n)
     for s, row in zip(sources, rows, strict=True):
-        msg = _why_wrong(g, int(s), np.ascontiguousarray(row), limit, against_dijkstra)
+        msg = _why_wrong(arrays, int(s), np.ascontiguousarray(row), limit, against_dijkstra)
         if msg is not None:
             if raise_error:
                 raise ValueError(f"source {int(s)}: {msg}")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +15,7 @@ from conftest import graphpar_cmd
 from scipy.sparse.csgraph import dijkstra
 
 import graphpar
-from graphpar.cli.sssp import demo, parse_generate, print_report
+from graphpar.cli.sssp import demo, generate_size, parse_generate, print_report
 
 TIMEOUT = 300
 
@@ -81,7 +84,7 @@ def test_bad_inputs_give_one_error_line(tmp_path):
     _one_error_line(run_cli(bad), "bad.gr", "line 3")
     neg = tmp_path / "neg.gr"
     neg.write_text("p sp 3 2\na 1 2 5\na 2 3 -1\n")
-    _one_error_line(run_cli(neg), "negative edge weight", "(1, 2, -1.0)")
+    _one_error_line(run_cli(neg), "neg.gr", "line 3", "negative edge weight")
     good = tmp_path / "good.gr"
     good.write_text("p sp 3 2\na 1 2 5\na 2 3 1\n")
     _one_error_line(run_cli(good, "--source", 3), "--source = 3 is out of range")
@@ -142,3 +145,84 @@ def test_demo_step_verifies(capsys):
     out = capsys.readouterr().out
     assert "Kronecker scale 9" in out
     assert out.count("verified against Dijkstra") == 4
+
+
+def test_generate_size_checks_every_number():
+    assert generate_size("kron:12:8") == ("kron", 12, 8, 4096, 8 * 4096, False)
+    assert generate_size("uniform:100") == ("uniform", 100, 800, 100, 800, True)
+    assert generate_size("road:3:4") == ("grid", 3, 4, 12, 3 * 3 + 2 * 4, False)
+    for spec, message in [("kron:0", r"SCALE must be in \[1, 40\], got 0"),
+                          ("kron:41", r"SCALE must be in \[1, 40\], got 41"),
+                          ("uniform:0", "N must be >= 1, got 0"),
+                          ("grid:0", "ROWS must be >= 1, got 0"),
+                          ("grid:3:0", "COLS must be >= 1, got 0")]:
+        with pytest.raises(ValueError, match=f"--generate {spec}: {message}"):
+            generate_size(spec)
+
+
+CYCLE = "# Directed graph\n0 1 1\n1 2 1\n2 0 10\n"  # from 2: directed 10, 11; undirected 2, 1
+
+
+def test_undirected_verify_checks_the_users_graph(tmp_path, monkeypatch, capsys):
+    # a symmetrisation that does nothing makes the search run on the directed graph;
+    # --verify checks the graph the user asked for (--undirected) and must catch it
+    from graphpar.cli import sssp as cli
+    from graphpar.graph import Graph
+
+    path = tmp_path / "cycle.wel"
+    path.write_text(CYCLE)
+    args = cli_args(graph_file=str(path), undirected=True, verify=True, source=2, json=True)
+    assert cli.run(args) == 0
+    assert json.loads(capsys.readouterr().out)["max_distance"] == 2.0
+    monkeypatch.setattr(Graph, "symmetrized", lambda self: self)
+    assert cli.run(args) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["max_distance"] == 11.0 and report["verified"] is False
+
+
+def _mpiexec(ranks, *args, timeout=300):
+    from capped import mpiexec
+
+    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    return subprocess.run([mpiexec(), "-n", str(ranks), sys.executable, *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_undirected_verify_checks_the_users_graph_under_mpi(tmp_path, ranks):
+    path = tmp_path / "cycle.wel"
+    path.write_text(CYCLE)
+    script = Path(__file__).parent / "mpi_scripts" / "rank_raises.py"
+    proc = _mpiexec(ranks, script, "cli-faulty-symmetrisation", path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "verified:        False" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("ranks", [None, 1, 2, 4])
+def test_subnormal_and_zero_weights_match_scipy(tmp_path, ranks):
+    # 5e-324 arcs made the default delta 0 (ZeroDivisionError); any delta must give
+    # scipy's distances exactly, serially and under MPI
+    from graphpar import Graph, write_graph
+
+    g = graphpar.generate.uniform(300, 3000, seed=2)
+    w = np.full(g.nnz, 5e-324)
+    w[::7] = 0.0
+    w[::11] = 1e-310
+    w[::13] = 2.0
+    path = tmp_path / "sub.wel"
+    write_graph(Graph(g.indptr, g.indices, w), path)
+    ref = dijkstra(graphpar.read_graph(path).to_scipy(), indices=3)
+    assert np.isfinite(ref).sum() > 100
+    for delta in ([], ["--delta", "5e-324"]):
+        out = tmp_path / "dist.npy"
+        args = ["-m", "graphpar", "sssp", path, "--source", 3, "--output", out, "--verify",
+                *delta]
+        if ranks is None:
+            proc = subprocess.run([sys.executable, *map(str, args)], capture_output=True,
+                                  text=True, timeout=TIMEOUT)
+        else:
+            proc = _mpiexec(ranks, *args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert np.array_equal(np.load(out), ref)
+        out.unlink()

@@ -316,3 +316,76 @@ def test_graph_from_edges_matches_the_container(n, edges, directed, threads):
     got = graph_edge_dict(g)
     assert got.keys() == ref.keys()
     assert all(got[k] == ref[k] or (np.isnan(got[k]) and np.isnan(ref[k])) for k in ref)
+
+
+# ---------------------------------------------------------------- size limits
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: generate.kronecker(40), r"kronecker\(scale=40, edgefactor=16\) "
+         r"\(1099511627776 vertices, 17592186044416 edges\) needs about"),
+        (lambda: generate.kronecker(20, 10**6), r"kronecker\(scale=20, edgefactor=1000000\)"),
+        (lambda: generate.uniform(10, 10**12), r"uniform\(n=10, m=1000000000000\)"),
+        (lambda: generate.uniform(10**15, 1), r"uniform\(n=1000000000000000, m=1\)"),
+        (lambda: generate.grid_road(10**9), r"grid_road\(rows=1000000000, cols=1000000000\)"),
+        (lambda: generate.grid_road(2, 10**13), r"grid_road\(rows=2, cols=10000000000000\)"),
+        (lambda: generate.sbm([10**8], 0.5, 0.0), r"sbm\(block_sizes with 100000000 vertices"),
+        (lambda: generate.edge_range("uniform", 0, 10**13, n=5),
+         r"edge_range\('uniform', 0, 10000000000000\) \(10000000000000 edges\)"),
+    ],
+)
+def test_sizes_beyond_the_memory_budget_are_refused_before_allocating(call, message):
+    import tracemalloc
+
+    from graphpar.errors import LimitError
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(LimitError, match=message) as info:
+            call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "GRAPHPAR_MAX_MEMORY" in str(info.value)
+    assert peak < 1 << 20  # nothing in proportion to the size was allocated
+
+
+def test_the_budget_follows_graphpar_max_memory(monkeypatch):
+    from graphpar.errors import LimitError
+    from graphpar.generate import generation_bytes
+
+    need = generation_bytes(1 << 12, 16 << 12, False)
+    monkeypatch.setenv("GRAPHPAR_MAX_MEMORY", str(need - 1))
+    with pytest.raises(LimitError, match=r"more than the .* \(set GRAPHPAR_MAX_MEMORY"):
+        generate.kronecker(12)
+    monkeypatch.setenv("GRAPHPAR_MAX_MEMORY", str(need))
+    assert generate.kronecker(12).n == 4096
+
+
+@pytest.mark.parametrize(
+    "call, n, m, directed",
+    [
+        (lambda: generate.kronecker(13), 1 << 13, 16 << 13, False),
+        (lambda: generate.kronecker(13, directed=True), 1 << 13, 16 << 13, True),
+        (lambda: generate.uniform(30000, 200000), 30000, 200000, True),
+        (lambda: generate.uniform(30000, 200000, directed=False), 30000, 200000, False),
+        (lambda: generate.grid_road(200, 150), 30000, 200 * 149 + 199 * 150, False),
+    ],
+)
+def test_generation_bytes_bounds_the_measured_peak(call, n, m, directed):
+    import tracemalloc
+
+    from graphpar.generate import generation_bytes
+
+    call()  # compile first: only the arrays are measured
+    tracemalloc.start()
+    try:
+        call()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    estimate = generation_bytes(n, m, directed)
+    assert peak <= estimate, (peak, estimate)
+    assert peak >= estimate / 2, (peak, estimate)  # an estimate, not a wild over-count

@@ -313,6 +313,17 @@ def test_read_only_inputs_and_no_mutation():
         ({"source": 0, "delta": "big"}, TypeError, r"delta must be a positive number"),
         ({"source": 0, "method": "bfs"}, ValueError, r"method must be .*got 'bfs'"),
         ({"source": 0, "threads": 0}, ValueError, r"threads must be between 1 and"),
+        # every value checked in its own type: nothing wraps into range
+        ({"source": np.array([2**64 - 1], dtype=np.uint64)}, ValueError,
+         r"source\[0\] = 18446744073709551615 is out of range"),
+        ({"source": np.array([0, 2**63], dtype=np.uint64)}, ValueError,
+         r"source\[1\] = 9223372036854775808 is out of range"),
+        ({"source": [0, 2**70]}, ValueError, r"source\[1\] = 1180591620717411303424 is out"),
+        ({"source": [-(2**64) + 1]}, ValueError, r"source\[0\] = -18446744073709551615 is out"),
+        ({"source": np.array([-6], dtype=np.int8)}, ValueError, r"source\[0\] = -6 is out"),
+        ({"source": np.array([1.0, 2.5])}, TypeError, r"source\[0\] = 1.0"),
+        ({"source": np.array([True])}, TypeError, r"dtype bool: source\[0\] = True"),
+        ({"source": [0, "1"]}, TypeError, r"source must be an integer"),
     ],
 )
 def test_bad_arguments(kwargs, exc, match):
@@ -462,3 +473,86 @@ def test_default_delta_rule(kron, grid):
     assert default_delta(Graph.from_edges([0], [1], [np.inf])) == 1.0
     # infinite weights are ignored; mean degree 3 / 3 = 1 -> min(2 * 6, 6)
     assert default_delta(Graph.from_edges([0, 1, 2], [1, 2, 0], [np.inf, 6.0, 1.0])) == 6.0
+
+
+# ------------------------------------------------------------------------- hostile weights
+def _with_weights(g, weights):
+    A = g.to_scipy().copy()
+    A.data = np.asarray(weights, dtype=np.float64)
+    return A
+
+
+@pytest.mark.parametrize("kind", ["subnormal", "zero", "mixed", "huge"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_subnormal_zero_and_extreme_weights_equal_scipy(kind, directed):
+    from graphpar.shortest_paths import MIN_DELTA, default_delta
+
+    g = graphpar.generate.uniform(150, 1500, seed=4)  # mean degree 10: 2 * wmax / 10 was 0
+    rng = np.random.default_rng(1)
+    weights = {
+        "subnormal": np.full(g.nnz, 5e-324),
+        "zero": np.zeros(g.nnz),
+        "mixed": rng.choice([0.0, 5e-324, 3e-320, 1e-310, MIN_DELTA, 1.0, 1e300], g.nnz),
+        "huge": np.full(g.nnz, np.finfo(np.float64).max),
+    }[kind]
+    A = _with_weights(g, weights)
+    delta = default_delta(graphpar.validate_graph(A))
+    assert np.isfinite(delta) and delta >= MIN_DELTA and np.isfinite(1.0 / delta)
+    sources = [0, 77, 149]
+    ref = dijkstra(A, directed=directed, indices=sources)
+    for d in (None, 5e-324, 1e-300, 1.0):
+        for threads in sorted({1, min(2, max_threads())}):
+            got = sssp(A, sources, directed=directed, delta=d, threads=threads)
+            assert np.array_equal(got, ref), (kind, d, threads)
+    assert verify_sssp(A, sources, ref, directed=directed, against_dijkstra=True)
+
+
+def test_default_delta_is_positive_for_subnormal_weights():
+    from graphpar.shortest_paths import MIN_DELTA, default_delta
+
+    # mean degree 4: the rule 2 * 5e-324 / 4 rounds to 0
+    g = Graph.from_edges(np.repeat(np.arange(4), 4), np.tile(np.arange(4), 4),
+                         np.full(16, 5e-324))
+    assert default_delta(g) == MIN_DELTA
+    assert np.array_equal(sssp(g, 0), [0.0, 5e-324, 5e-324, 5e-324])
+
+
+# ------------------------------------------------------------------------- undirected claims
+def test_graph_refuses_an_undirected_claim_over_asymmetric_arrays():
+    # 0 -> 1 only, but flagged undirected: code trusting the flag would not symmetrise it
+    with pytest.raises(ValueError, match=r"edge \(0, 1, 2.0\) has no reverse edge \(1, 0\)"):
+        Graph(np.array([0, 1, 1, 1]), np.array([1]), np.array([2.0]), directed=False)
+    # both ways, but with different weights
+    with pytest.raises(ValueError, match=r"edge \(0, 1\) has weight 2.0 and its reverse"):
+        Graph(np.array([0, 1, 2]), np.array([1, 0]), np.array([2.0, 3.0]), directed=False)
+    # the reverse missing in a later row, with unsorted rows and duplicates before it
+    with pytest.raises(ValueError, match=r"edge \(1, 2, 1.0\) has no reverse"):
+        Graph(np.array([0, 2, 5, 5]), np.array([1, 1, 2, 0, 0]), np.full(5, 1.0),
+              directed=False)
+    # symmetric arrays (duplicates collapse to their smallest weight) are accepted
+    g = Graph(np.array([0, 2, 3]), np.array([1, 1, 0]), np.array([5.0, 2.0, 2.0]),
+              directed=False)
+    assert not g.directed and g.symmetrized() is g
+    # and every undirected graph the library builds passes the check
+    for h in (graphpar.generate.kronecker(8, seed=1), graphpar.generate.grid_road(9, 7),
+              Graph.from_edges([0, 1, 1], [1, 2, 2], [1.0, 4.0, 3.0], directed=False)):
+        Graph(h.indptr, h.indices, h.weights, directed=False)
+
+
+def test_verifier_checks_the_undirected_graph_the_caller_asked_for(monkeypatch):
+    A = sp.csr_array(([1.0, 1.0, 10.0], ([0, 1, 2], [1, 2, 0])), shape=(3, 3))  # a cycle
+    directed_d = dijkstra(A, indices=2)  # [10, 11, 0]
+    undirected_d = dijkstra(A, directed=False, indices=2)  # [10, 1, 0]
+    assert not np.array_equal(directed_d, undirected_d)
+    g = Graph.from_scipy(A)  # stored one way, directed
+    assert verify_sssp(g, 2, undirected_d, directed=False, against_dijkstra=True)
+    assert not verify_sssp(g, 2, directed_d, directed=False)
+    assert verify_sssp(g, 2, directed_d, directed=True, against_dijkstra=True)
+    # a faulty symmetrisation makes the search wrong; the verifier is not fooled by it
+    monkeypatch.setattr(Graph, "symmetrized", lambda self: self)
+    wrong = sssp(g, 2, directed=False)
+    assert np.array_equal(wrong, directed_d)
+    assert not verify_sssp(g, 2, wrong, directed=False)
+    assert not verify_sssp(A, 2, wrong, directed=False)
+    with pytest.raises(ValueError, match=r"source 2: edge \(2, 1\) improves dist\[1\] = 11.0"):
+        verify_sssp(g, 2, wrong, directed=False, raise_error=True)

@@ -2,9 +2,10 @@
 
 Each subcommand lives in its own module of this package and provides
 ``register(subparsers)``, which adds its parser and sets ``func`` to the
-function that runs it. Errors that come from bad input (``ValueError``,
-``TypeError``, ``OSError``) are printed as one ``graphpar: error: ...`` line
-with exit status 2; under MPI the error ends the whole job.
+function that runs it. Bad input, on the command line or in the data (the user
+errors, :data:`graphpar.errors.USER_ERRORS`), is printed as one ``graphpar:
+error: ...`` line with exit status 2; Ctrl-C as ``graphpar: interrupted`` with
+status 130; under MPI either ends the whole job.
 """
 
 from __future__ import annotations
@@ -16,6 +17,59 @@ import sys
 SUBCOMMANDS = ("demo", "sssp", "generate", "gcn", "cox")
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser that reports a bad command line as one ``graphpar: error:`` line.
+
+    Every subcommand's parser is one too (argparse makes subparsers of the
+    parent's class), so a usage error looks like any other error: one line on
+    stderr naming the option and the value, exit status 2.
+
+    Examples
+    --------
+    >>> p = Parser(prog="graphpar demo")
+    >>> _ = p.add_argument("--scale", type=int)
+    >>> p.parse_args(["--scale", "x"])  # doctest: +SKIP
+    graphpar: error: argument --scale: invalid int value: 'x' (see 'graphpar demo --help')
+    """
+
+    def error(self, message):
+        from graphpar.errors import EXIT_USER_ERROR
+
+        print(f"graphpar: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        sys.exit(EXIT_USER_ERROR)
+
+
+def int_in(lo: int, hi: int | None = None, *, hint: str = ""):
+    """An argparse ``type=``: an integer in ``[lo, hi]`` (no upper bound when ``hi`` is None).
+
+    ``hint`` is added to the message, e.g. how to go beyond ``hi``.
+
+    Examples
+    --------
+    >>> int_in(1, 40)("18")
+    18
+    >>> int_in(1, 40)("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer in [1, 40], got '0'
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < lo or (hi is not None and value > hi):
+            rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+            raise argparse.ArgumentTypeError(
+                f"must be an integer {rng}, got {text!r}{hint}"
+            )
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser with every subcommand registered.
 
@@ -24,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().prog
     'graphpar'
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="graphpar",
         description=(
             "Parallel graph and survival workloads: delta-stepping shortest paths, "
@@ -49,10 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["--version"])  # doctest: +SKIP
     graphpar 0.1.0
     """
-    parser = build_parser()
-    args = _parse_args(parser, argv)
-    from graphpar.cli._errors import run_reporting_errors
+    from graphpar.cli._errors import report_interrupt, run_reporting_errors
 
+    try:
+        args = _parse_args(build_parser(), argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting up
+        return report_interrupt()
     return run_reporting_errors(args.func, args)
 
 

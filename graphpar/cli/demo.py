@@ -11,6 +11,9 @@ DEMO_STEPS = ("sssp", "gcn", "cox")
 
 
 def register(sub) -> None:
+    from graphpar.cli import int_in
+    from graphpar.generate import MAX_SCALE
+
     p = sub.add_parser(
         "demo",
         help="run every workload on built-in data, verify it and print a report",
@@ -21,15 +24,29 @@ def register(sub) -> None:
             "to generated data with known coefficients."
         ),
     )
-    p.add_argument("--threads", type=int, default=None, help="Numba threads (default: all)")
-    p.add_argument("--scale", type=int, default=18, help="Kronecker scale for SSSP (default 18)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--threads", type=int_in(1), default=None,
+                   help="Numba threads (default: all)")
+    p.add_argument("--scale", type=int_in(1, MAX_SCALE), default=18,
+                   help=f"Kronecker scale for SSSP, 1 to {MAX_SCALE} (default 18)")
+    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
+                   help="random seed (default 0)")
     p.set_defaults(func=run)
+
+
+def _check_size(scale: int) -> None:
+    """Refuse, before any step runs, a ``--scale`` whose graph would not fit in memory."""
+    from graphpar.generate import generation_bytes
+    from graphpar.limits import check_memory
+
+    n, m = 1 << scale, 16 << scale
+    check_memory(generation_bytes(n, m, False) + 32 * n,
+                 what=f"--scale {scale} (a Kronecker graph of {n} vertices, {m} edges)")
 
 
 def run(args) -> int:
     from graphpar.threads import set_threads
 
+    _check_size(args.scale)
     threads = set_threads(args.threads)
     print(f"graphpar demo ({threads} threads)")
     t0 = time.perf_counter()

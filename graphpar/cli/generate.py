@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 
 EXAMPLES = """examples:
@@ -13,17 +12,11 @@ EXAMPLES = """examples:
   graphpar generate sbm --blocks 500,500,500 --p-in 0.02 --p-out 0.001 -o s.npz --labels y.npy
 
 The output format follows the suffix: .gr, .mtx, .el/.txt, .wel or .npz, optionally
-followed by .gz, .bz2 or .xz (or give --format)."""
+followed by .gz, .bz2 or .xz (or give --format).
 
-
-def _one_line_errors(parser) -> None:
-    """Make argparse report a bad argument as one line (and exit 2), like other CLI errors."""
-
-    def error(message):
-        print(f"{parser.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-    parser.error = error
+Sizes are checked before anything is allocated: a graph that would need more
+memory than GRAPHPAR_MAX_MEMORY (default 80% of RAM) is refused; set it to raise
+the limit."""
 
 
 def _weights(text: str):
@@ -39,14 +32,32 @@ def _blocks(text: str) -> list[int]:
     import argparse
 
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        sizes = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
+        sizes = None
+    if not sizes or min(sizes) < 0:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers like 100,100, got {text!r}"
-        ) from None
+            f"expected comma-separated integers >= 0 like 100,100, got {text!r}"
+        )
+    return sizes
+
+
+def _probability(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text!r}")
+    return value
 
 
 def register(sub) -> None:
+    from graphpar.cli import int_in
+    from graphpar.generate import MAX_SCALE
+
     p = sub.add_parser(
         "generate",
         help="generate a graph (Kronecker, uniform, grid road, SBM) and write it to a file",
@@ -55,48 +66,53 @@ def register(sub) -> None:
         epilog=EXAMPLES,
         formatter_class=_raw(),
     )
-    _one_line_errors(p)
     kinds = p.add_subparsers(dest="generator", metavar="GENERATOR", required=True)
 
     k = kinds.add_parser("kron", help="Graph500 Kronecker graph (undirected by default)",
                          description="Graph500 Kronecker graph: 2**scale vertices, "
                          "edgefactor * 2**scale generated edges, relabelled vertices.")
-    k.add_argument("--scale", type=int, required=True, help="log2 of the number of vertices")
-    k.add_argument("--edgefactor", type=int, default=16, help="edges per vertex (default 16)")
-    k.add_argument("-a", type=float, default=0.57, help="quadrant probability A (0.57)")
-    k.add_argument("-b", type=float, default=0.19, help="quadrant probability B (0.19)")
-    k.add_argument("-c", type=float, default=0.19, help="quadrant probability C (0.19)")
+    k.add_argument("--scale", type=int_in(1, MAX_SCALE), required=True,
+                   help=f"log2 of the number of vertices, 1 to {MAX_SCALE}")
+    k.add_argument("--edgefactor", type=int_in(0), default=16,
+                   help="edges per vertex (default 16)")
+    k.add_argument("-a", type=_probability, default=0.57, help="quadrant probability A (0.57)")
+    k.add_argument("-b", type=_probability, default=0.19, help="quadrant probability B (0.19)")
+    k.add_argument("-c", type=_probability, default=0.19, help="quadrant probability C (0.19)")
     k.add_argument("--directed", action="store_true", help="keep edges one way only")
     _weight_args(k)
 
     u = kinds.add_parser("uniform", help="uniform random endpoints (directed by default)",
                          description="m edges with independent uniform endpoints in [0, n).")
-    u.add_argument("--n", type=int, required=True, help="number of vertices")
-    u.add_argument("--m", type=int, required=True, help="number of generated edges")
+    u.add_argument("--n", type=int_in(1), required=True, help="number of vertices")
+    u.add_argument("--m", type=int_in(0), required=True, help="number of generated edges")
     u.add_argument("--undirected", action="store_true", help="store every edge both ways")
     _weight_args(u)
 
     g = kinds.add_parser("grid", help="road-like 2-D grid with integer weights (undirected)",
                          description="Undirected rows x cols 4-neighbour grid, integer "
                          "weights uniform on 1..max-weight.")
-    g.add_argument("--rows", type=int, required=True, help="grid rows")
-    g.add_argument("--cols", type=int, default=None, help="grid columns (default: rows)")
-    g.add_argument("--max-weight", type=int, default=255, help="largest weight (default 255)")
+    g.add_argument("--rows", type=int_in(1), required=True, help="grid rows")
+    g.add_argument("--cols", type=int_in(1), default=None,
+                   help="grid columns (default: rows)")
+    g.add_argument("--max-weight", type=int_in(1, 2**53), default=255,
+                   help="largest weight (default 255)")
 
     s = kinds.add_parser("sbm", help="stochastic block model with planted labels",
                          description="Undirected, unweighted stochastic block model.")
     s.add_argument("--blocks", type=_blocks, required=True,
                    help="comma-separated block sizes, e.g. 500,500,500")
-    s.add_argument("--p-in", type=float, required=True, help="edge probability within a block")
-    s.add_argument("--p-out", type=float, required=True, help="edge probability across blocks")
+    s.add_argument("--p-in", type=_probability, required=True,
+                   help="edge probability within a block")
+    s.add_argument("--p-out", type=_probability, required=True,
+                   help="edge probability across blocks")
     s.add_argument("--labels", default=None, help="also save the block labels to this .npy")
 
     for q in (k, u, g, s):
-        _one_line_errors(q)
         q.add_argument("-o", "--output", required=True, help="output file (format by suffix)")
         q.add_argument("--format", default=None,
                        help="output format if not the suffix: gr, mtx, el, wel, npz")
-        q.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        q.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
+                       help="random seed (default 0)")
         q.add_argument("--threads", type=int, default=None,
                        help="Numba threads (default: all, or GRAPHPAR_NUM_THREADS)")
         q.set_defaults(func=run)
@@ -109,9 +125,11 @@ def _raw():
 
 
 def _weight_args(parser) -> None:
+    from graphpar.cli import int_in
+
     parser.add_argument("--weights", type=_weights, default="int", metavar="{int,real,none}",
                         help="int: 1..max-weight (default); real: (0, 1]; none: all 1")
-    parser.add_argument("--max-weight", type=int, default=255,
+    parser.add_argument("--max-weight", type=int_in(1, 2**53), default=255,
                         help="largest integer weight (default 255)")
 
 
@@ -123,6 +141,7 @@ def run(args) -> int:
     fmt, comp = detect_format(args.output, args.format)  # a bad suffix fails before any work
     if args.generator == "sbm" and args.labels is not None and not args.labels.endswith(".npy"):
         raise ValueError(f"--labels must name a .npy file, got {args.labels!r}")
+    _check_size(args)
     threads = set_threads(args.threads)
     t0 = time.perf_counter()
     labels = None
@@ -154,3 +173,30 @@ def run(args) -> int:
         f"({threads} threads), wrote {args.output} ({fmt}{comp or ''}) in {t2 - t1:.2f} s"
     )
     return 0
+
+
+def _check_size(args) -> None:
+    """Refuse, before generating, a graph that would not fit the memory budget.
+
+    The message names the options and the value that set the size.
+    """
+    from graphpar.generate import generation_bytes
+    from graphpar.limits import check_memory
+
+    if args.generator == "kron":
+        n, m, directed = 1 << args.scale, args.edgefactor << args.scale, args.directed
+        what = f"--scale {args.scale} --edgefactor {args.edgefactor}"
+    elif args.generator == "uniform":
+        n, m, directed = args.n, args.m, not args.undirected
+        what = f"--n {args.n} --m {args.m}"
+    elif args.generator == "grid":
+        cols = args.rows if args.cols is None else args.cols
+        n, m, directed = args.rows * cols, args.rows * (cols - 1) + (args.rows - 1) * cols, False
+        what = f"--rows {args.rows} --cols {cols}"
+    else:
+        from graphpar.generate import _sbm_size
+
+        n, m = _sbm_size(args.blocks, args.p_in, args.p_out)
+        directed = False
+        what = f"--blocks with {n} vertices, --p-in {args.p_in} --p-out {args.p_out}"
+    check_memory(generation_bytes(n, m, directed), what=f"{what} ({n} vertices, {m} edges)")

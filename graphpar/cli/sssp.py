@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
 import time
 
 import numpy as np
@@ -25,7 +24,11 @@ EXAMPLES = """examples:
   graphpar sssp --generate grid:1000 --delta 256
   mpiexec -n 2 graphpar sssp --generate kron:20 --threads 1
 
---generate takes kron:SCALE[:EDGEFACTOR], uniform:N[:M], grid:ROWS[:COLS] (alias road)."""
+--generate takes kron:SCALE[:EDGEFACTOR], uniform:N[:M], grid:ROWS[:COLS] (alias road).
+SCALE is 1 to 40; a graph that would need more memory than GRAPHPAR_MAX_MEMORY
+(default 80% of RAM) is refused before anything is allocated.
+--verify checks the distances against the graph as given (both ways with
+--undirected), built independently of the one searched."""
 
 _GEN = re.compile(r"^(kron|kronecker|uniform|grid|road):(\d+)(?::(\d+))?$")
 
@@ -50,28 +53,68 @@ def parse_generate(spec: str) -> tuple[str, int, int | None]:
     return kind, int(m.group(2)), None if m.group(3) is None else int(m.group(3))
 
 
-def _generate(spec: str, seed: int):
-    from graphpar import generate
+def generate_size(spec: str) -> tuple[str, int, int, int, int, bool]:
+    """Parse and range-check a ``--generate`` spec, allocating nothing.
+
+    Returns ``(kind, a, b, n, m, directed)``: the generator's two numbers
+    with their defaults filled in (Kronecker edge factor 16, uniform ``8 N``
+    edges, a square grid) and the graph's vertices and generated edges.
+    A number out of range raises ``ValueError`` naming the spec.
+
+    Examples
+    --------
+    >>> generate_size("kron:10")
+    ('kron', 10, 16, 1024, 16384, False)
+    >>> generate_size("grid:0")
+    Traceback (most recent call last):
+    ...
+    ValueError: --generate grid:0: ROWS must be >= 1, got 0
+    """
+    from graphpar.generate import MAX_SCALE
 
     kind, a, b = parse_generate(spec)
+
+    def at_least(what, value, lo):
+        if value < lo:
+            raise ValueError(f"--generate {spec}: {what} must be >= {lo}, got {value}")
+
     if kind == "kron":
-        return generate.kronecker(a, 16 if b is None else b, seed=seed)
+        if not 1 <= a <= MAX_SCALE:
+            raise ValueError(
+                f"--generate {spec}: SCALE must be in [1, {MAX_SCALE}], got {a}"
+            )
+        b = 16 if b is None else b
+        return kind, a, b, 1 << a, b << a, False
     if kind == "uniform":
-        return generate.uniform(a, 8 * a if b is None else b, seed=seed)
+        at_least("N", a, 1)
+        b = 8 * a if b is None else b
+        return kind, a, b, a, b, True
+    at_least("ROWS", a, 1)
+    b = a if b is None else b
+    at_least("COLS", b, 1)
+    return kind, a, b, a * b, a * (b - 1) + (a - 1) * b, False
+
+
+def _generate(spec: str, seed: int):
+    from graphpar import generate
+    from graphpar.limits import check_memory
+
+    kind, a, b, n, m, directed = generate_size(spec)
+    # the search needs a few more vertex-sized arrays than the generator
+    check_memory(generate.generation_bytes(n, m, directed) + 32 * n,
+                 what=f"--generate {spec} ({n} vertices, {m} edges)")
+    if kind == "kron":
+        return generate.kronecker(a, b, seed=seed)
+    if kind == "uniform":
+        return generate.uniform(a, b, seed=seed)
     return generate.grid_road(a, b, seed=seed)
-
-
-def _one_line_errors(parser) -> None:
-    def error(message):
-        print(f"{parser.prog}: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-    parser.error = error
 
 
 def register(sub) -> None:
     """Add the ``sssp`` subcommand to ``sub``."""
     import argparse
+
+    from graphpar.cli import int_in
 
     p = sub.add_parser(
         "sssp",
@@ -85,12 +128,12 @@ def register(sub) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _one_line_errors(p)
     p.add_argument("graph_file", nargs="?", metavar="GRAPH_FILE",
                    help="graph file (.gr, .mtx, .el/.txt, .wel, .npz; optionally .gz/.bz2/.xz)")
     p.add_argument("--generate", metavar="SPEC",
                    help="generate the graph instead: kron:SCALE, uniform:N[:M], grid:ROWS[:COLS]")
-    p.add_argument("--seed", type=int, default=0, help="seed for --generate (default 0)")
+    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
+                   help="seed for --generate (default 0)")
     p.add_argument("--format", default=None, help="file format when the suffix does not say")
     p.add_argument("--source", type=int, default=0, help="source vertex, 0-based (default 0)")
     p.add_argument("--delta", type=float, default=None,
@@ -98,7 +141,8 @@ def register(sub) -> None:
     p.add_argument("--limit", type=float, default=None,
                    help="treat vertices farther than this as unreachable")
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")
-    p.add_argument("--threads", type=int, default=None, help="Numba threads (default: all)")
+    p.add_argument("--threads", type=int_in(1), default=None,
+                   help="Numba threads (default: all)")
     p.add_argument("--output", metavar="DIST.npy", help="save the distances (float64 .npy)")
     p.add_argument("--verify", action="store_true",
                    help="check against the serial Dijkstra; exit status 1 if they differ")
@@ -136,7 +180,12 @@ def print_report(stats: dict, as_json: bool) -> None:
 
 
 def _load(args):
-    """Read or generate the graph and check it; returns (graph, name, seconds, max weight)."""
+    """Read or generate the graph and check it.
+
+    Returns ``(graph, searched, name, seconds, max weight)``: the graph as read
+    or generated, the checked graph the search runs on (symmetrised with
+    ``--undirected``), its name, the time taken and its largest finite weight.
+    """
     from graphpar._validation import _validate_with_max_weight
 
     t0 = time.perf_counter()
@@ -148,12 +197,14 @@ def _load(args):
     elif args.graph_file:
         from graphpar.io import read_graph
 
-        g = read_graph(args.graph_file, format=args.format)
+        # the search needs weights >= 0: refuse others naming the file and line
+        g = read_graph(args.graph_file, format=args.format, weights="nonnegative")
         name = str(args.graph_file)
     else:
         raise ValueError("give a GRAPH_FILE or --generate SPEC")
-    g, wmax = _validate_with_max_weight(g, not args.undirected, "nonnegative", "csgraph")
-    return g, name, time.perf_counter() - t0, wmax
+    searched, wmax = _validate_with_max_weight(g, not args.undirected, "nonnegative",
+                                               "csgraph")
+    return g, searched, name, time.perf_counter() - t0, wmax
 
 
 def _warm_up() -> None:
@@ -178,7 +229,7 @@ def run(args) -> int:
     from graphpar.threads import set_threads
 
     threads = set_threads(args.threads)
-    g, name, load_time, wmax = _load(args)
+    graph, g, name, load_time, wmax = _load(args)
     sources, _ = check_sources(args.source, g.n, name="--source")
     from graphpar.shortest_paths import _check_delta, _check_limit
 
@@ -210,7 +261,9 @@ def run(args) -> int:
         np.save(args.output, dist)
     status = 0
     if args.verify:
-        ok = verify_sssp(g, int(sources[0]), dist, limit=limit, against_dijkstra=True)
+        # the graph the user asked for, checked on its own, not the one searched
+        ok = verify_sssp(graph, int(sources[0]), dist, directed=not args.undirected,
+                         limit=limit, against_dijkstra=True)
         stats["verified"] = ok
         status = 0 if ok else 1
     print_report(stats, args.json)
@@ -220,15 +273,14 @@ def run(args) -> int:
 def demo(args) -> bool:
     """The SSSP part of ``graphpar demo``: Kronecker graph, 4 sources, each verified.
 
-    Uses ``args.scale`` (default 18) and ``args.seed`` (default 0); returns
-    True when every search matched the serial Dijkstra.
+    Uses ``args.scale`` and ``args.seed`` (the demo's options, checked
+    there); returns True when every search matched the serial Dijkstra.
     """
     from graphpar import generate
     from graphpar.shortest_paths import _solve, verify_sssp
     from graphpar.threads import get_threads
 
-    scale = getattr(args, "scale", None) or 18
-    seed = getattr(args, "seed", 0) or 0
+    scale, seed = args.scale, args.seed
     t0 = time.perf_counter()
     g = generate.kronecker(scale, seed=seed)
     gen_time = time.perf_counter() - t0

@@ -21,7 +21,7 @@ __all__ = ["run_distributed"]
 
 
 def _load(args, comm):
-    from graphpar.cli.sssp import parse_generate
+    from graphpar.cli.sssp import generate_size
     from graphpar.mpi import generate as dgen
     from graphpar.mpi.io import read_graph
 
@@ -31,15 +31,17 @@ def _load(args, comm):
     if spec:
         if path:
             raise ValueError("give either GRAPH_FILE or --generate, not both")
-        kind, a, b = parse_generate(spec)
+        kind, a, b, n, m, directed = generate_size(spec)
+        dgen.check_rank_memory(n, m, directed, f"--generate {spec}", comm)
         if kind == "kron":
-            return dgen.kronecker(a, 16 if b is None else b, seed=seed, comm=comm), spec
+            return dgen.kronecker(a, b, seed=seed, comm=comm), spec
         if kind == "uniform":
-            return dgen.uniform(a, 8 * a if b is None else b, seed=seed, comm=comm), spec
+            return dgen.uniform(a, b, seed=seed, comm=comm), spec
         return dgen.grid_road(a, b, seed=seed, comm=comm), spec
     if not path:
         raise ValueError("give a GRAPH_FILE or --generate SPEC")
-    return read_graph(path, getattr(args, "format", None), comm=comm), str(path)
+    return read_graph(path, getattr(args, "format", None), weights="nonnegative",
+                      comm=comm), str(path)
 
 
 def _warm_up(comm) -> None:
@@ -58,9 +60,12 @@ def run_distributed(args) -> int:
     Every rank loads its share of the graph (parallel reading, or distributed
     generation with ``--generate``), runs distributed delta-stepping, and rank
     0 prints the report. ``--output`` gathers the distances on rank 0 and saves
-    them; ``--verify`` gathers the graph on rank 0 and checks the distances
-    with :func:`graphpar.verify_sssp` against the serial Dijkstra (so it needs
-    the graph to fit on one rank).
+    them; ``--verify`` gathers the graph as read (not the symmetrised one
+    searched) on rank 0 and checks the distances with
+    :func:`graphpar.verify_sssp`, with the user's direction, against the
+    serial Dijkstra (so it needs the graph to fit on one rank). A
+    ``--generate`` size is checked against the memory of each node before
+    anything is allocated.
 
     Examples
     --------
@@ -72,7 +77,8 @@ def run_distributed(args) -> int:
 
     comm = get_comm()
     rank = comm.Get_rank()
-    threads = setup_threads(getattr(args, "threads", None), comm)
+    threads = run_collectively(lambda: setup_threads(getattr(args, "threads", None), comm),
+                               comm)
     directed = not getattr(args, "undirected", False)
     t0 = time.perf_counter()
     dg, name = run_collectively(lambda: _load(args, comm), comm)
@@ -119,7 +125,8 @@ def run_distributed(args) -> int:
         run_collectively(lambda: np.save(output, dist) if rank == 0 else None, comm)
     status = 0
     if getattr(args, "verify", False):
-        ok = _verify(und, source, dist, limit, comm)
+        # the graph as read, with the user's direction: not the symmetrised one searched
+        ok = _verify(dg, directed, source, dist, limit, comm)
         stats["verified"] = ok
         status = 0 if ok else 1
     if rank == 0:
@@ -129,11 +136,14 @@ def run_distributed(args) -> int:
     return status
 
 
-def _verify(dg, source, dist, limit, comm) -> bool:
-    g = dg.gather(root=0)
-    ok = None
-    if comm.Get_rank() == 0:
+def _verify(dg, directed, source, dist, limit, comm) -> bool:
+    def check():
+        g = dg.gather(root=0)
+        if comm.Get_rank() != 0:
+            return None
         from graphpar.shortest_paths import verify_sssp
 
-        ok = verify_sssp(g, source, dist, limit=limit, against_dijkstra=True)
-    return bool(comm.bcast(ok, root=0))
+        return verify_sssp(g, source, dist, directed=directed, limit=limit,
+                           against_dijkstra=True)
+
+    return bool(comm.bcast(run_collectively(check, comm), root=0))

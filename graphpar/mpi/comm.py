@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
 from mpi4py import MPI
 
-from graphpar.errors import EXIT_USER_ERROR, USER_ERRORS, error_message
+from graphpar.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, USER_ERRORS, error_message
 
 __all__ = [
     "get_comm", "node_info", "setup_threads", "abort_job", "abort_on_error", "agree_on_error",
@@ -98,6 +99,10 @@ def abort_job(message: str | None, status: int = 1, comm=None) -> None:
     --------
     >>> abort_job("graphpar: error: bad input", 2)  # doctest: +SKIP
     """
+    try:  # a second Ctrl-C must not interrupt the way out with a traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to protect
+        pass
     world = MPI.COMM_WORLD
     if world.Get_size() > 1 and world.Get_rank() != 0:
         time.sleep(0.5)
@@ -130,28 +135,44 @@ def agree_on_error(exc: BaseException | None, comm=None) -> BaseException | None
     if comm.Get_rank() == failed:
         info = (type(exc), error_message(exc))
     kind, msg = comm.bcast(info, root=failed)
-    if exc is not None and comm.Get_rank() == failed:
-        out = exc
-    else:
-        try:
-            out = kind(msg)
-        except Exception:  # noqa: BLE001 - exception types with unusual constructors
-            out = RuntimeError(msg)
+    out = exc if exc is not None and comm.Get_rank() == failed else _rebuild(kind, msg)
     # every rank raises it: the CLI prints it once (rank 0) instead of aborting
     try:
         out.graphpar_collective = True
+        out.graphpar_message = msg  # the failing rank's text, printed as it is
     except AttributeError:
         pass
     return out
 
 
+def _rebuild(kind: type, msg: str) -> BaseException:
+    """An exception of ``kind`` (or of its nearest constructible base) carrying ``msg``.
+
+    Some user errors cannot be built from a message alone (``UnicodeDecodeError``
+    takes five arguments, numpy's out-of-memory error a shape and a dtype);
+    their nearest base class that can (``UnicodeError``, ``MemoryError``) keeps
+    them user errors on every rank, so that the job still ends with one line.
+    """
+    for cls in kind.__mro__:
+        if not issubclass(cls, BaseException):
+            continue
+        try:
+            out = cls(msg)
+        except Exception:  # noqa: BLE001 - exception types with unusual constructors
+            continue
+        if isinstance(out, USER_ERRORS) or not issubclass(kind, USER_ERRORS):
+            return out
+    return RuntimeError(msg)
+
+
 class abort_on_error:  # noqa: N801 - used like a function: ``with abort_on_error():``
     """Context manager: any exception in the block ends the whole MPI job.
 
-    The failing rank prints ``graphpar: error: <message>`` (bad-input errors:
-    ``ValueError``, ``TypeError``, ``OSError``, ``KeyError``; exit status 2) or
-    the traceback (anything else; status 1) and calls ``Abort`` on
-    ``COMM_WORLD``, so that ranks waiting in a collective do not hang.
+    The failing rank prints ``graphpar: error: <message>`` (a user error,
+    :data:`graphpar.errors.USER_ERRORS`; exit status 2), ``graphpar:
+    interrupted`` (Ctrl-C; status 130) or the traceback (anything else; status
+    1) and calls ``Abort`` on ``COMM_WORLD``, so that ranks waiting in a
+    collective do not hang.
 
     Examples
     --------
@@ -168,6 +189,8 @@ class abort_on_error:  # noqa: N801 - used like a function: ``with abort_on_erro
         if isinstance(exc, USER_ERRORS):
             msg = error_message(exc)
             abort_job(f"graphpar: error: {msg}", EXIT_USER_ERROR)
+        if isinstance(exc, KeyboardInterrupt):
+            abort_job("graphpar: interrupted", EXIT_INTERRUPTED)
         import traceback
 
         text = "".join(traceback.format_exception(kind, exc, tb)).rstrip()
@@ -180,9 +203,9 @@ def run_collectively(fn, comm=None):
 
     A stage that reads input or checks arguments may fail on one rank only;
     wrapped in this, the other ranks raise the same error instead of waiting
-    in their next collective. Catches ``ValueError``, ``TypeError``,
-    ``OSError`` and ``KeyError`` (bad input); anything else is a bug and
-    ends the job. Collective.
+    in their next collective. Catches the user errors
+    (:data:`graphpar.errors.USER_ERRORS`); anything else is a bug and ends
+    the job. Collective.
 
     Examples
     --------

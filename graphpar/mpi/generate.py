@@ -5,38 +5,74 @@ of ``(seed, k)``; rank ``r`` of ``P`` generates edges ``[r m / P, (r+1) m / P)``
 (:func:`graphpar.generate.edge_range`) and the edges are shuffled to the ranks
 that own their sources. The graph is therefore the same for any number of
 ranks, and gathered it equals the serial generator's graph byte for byte.
+
+Before anything is allocated, the memory that the ranks of each node will
+need together is checked against :func:`graphpar.limits.memory_budget`
+(:func:`check_rank_memory`): a graph too large fails on every rank alike with
+one :class:`graphpar.errors.LimitError`.
 """
 
 from __future__ import annotations
 
-from graphpar.mpi.comm import agree_on_error, get_comm
+from graphpar.mpi.comm import get_comm, node_info, run_collectively
 from graphpar.mpi.graph import DistGraph
 from graphpar.mpi.partition import BlockPartition
 
-__all__ = ["kronecker", "uniform", "grid_road"]
+__all__ = ["kronecker", "uniform", "grid_road", "check_rank_memory"]
 
 
-def _generate(kind, m, gn, directed, partition, comm, seed, weights, max_weight, **params):
+def check_rank_memory(gn: int, m: int, directed: bool, what: str, comm=None) -> None:
+    """Refuse a generated graph whose share would not fit the ranks of this node.
+
+    Each rank holds about ``1/P`` of the edges, and twice that while they are
+    shuffled to their owners; the ranks on one node share its memory. Raises
+    :class:`graphpar.errors.LimitError` naming ``what`` on every rank alike
+    (the ranks agree on the outcome). Collective.
+
+    Examples
+    --------
+    >>> check_rank_memory(2**40, 2**44, False, "kron:40")   # doctest: +SKIP
+    Traceback (most recent call last):
+    ...
+    graphpar.errors.LimitError: kron:40 (1099511627776 vertices, 17592186044416 edges) ...
+    """
+    from graphpar.generate import generation_bytes
+    from graphpar.limits import check_memory
+
+    comm = get_comm(comm)
+    size = comm.Get_size()
+    _, node_size, _ = node_info(comm)
+    per_rank = generation_bytes(gn, m, directed) // size
+    if size > 1:
+        per_rank *= 2  # the shuffle holds the edges twice
+    where = f"{size} ranks, {node_size} on this node" if size > 1 else "1 rank"
+    # nodes may differ: agree, so that no rank goes on into a collective alone
+    run_collectively(
+        lambda: check_memory(per_rank * node_size,
+                             what=f"{what} ({gn} vertices, {m} edges; {where})"),
+        comm,
+    )
+
+
+def _generate(kind, m, gn, directed, partition, comm, seed, weights, max_weight, what,
+              **params):
     from graphpar.generate import edge_range
 
     comm = get_comm(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
     start, stop = (m * rank) // size, (m * (rank + 1)) // size
-    err, edges = None, None
-    try:
-        edges = edge_range(kind, start, stop, seed=seed, weights=weights,
-                           max_weight=max_weight, **params)
+
+    def local_edges():
         if partition is not None and (partition.n != gn or partition.nparts != size):
             raise ValueError(
                 f"partition is for {partition.n} vertices in {partition.nparts} parts; the "
                 f"graph has {gn} vertices and the communicator {size} ranks"
             )
-    except (ValueError, TypeError) as exc:
-        err = exc
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
-    src, dst, w = edges
+        return edge_range(kind, start, stop, seed=seed, weights=weights,
+                          max_weight=max_weight, **params)
+
+    check_rank_memory(gn, m, directed, what, comm)
+    src, dst, w = run_collectively(local_edges, comm)
     return DistGraph.from_local_edges(src, dst, w, gn, directed=directed,
                                       partition=partition, comm=comm)
 
@@ -58,7 +94,9 @@ def kronecker(scale: int, edgefactor: int = 16, *, seed: int = 0, a: float = 0.5
 
     scale, edgefactor, a, b, c = _check_kron(scale, edgefactor, a, b, c)
     return _generate("kronecker", edgefactor << scale, 1 << scale, bool(directed), partition,
-                     comm, seed, weights, max_weight, scale=scale, a=a, b=b, c=c)
+                     comm, seed, weights, max_weight,
+                     f"kronecker(scale={scale}, edgefactor={edgefactor})",
+                     scale=scale, a=a, b=b, c=c)
 
 
 def uniform(n: int, m: int, *, seed: int = 0, weights: str | None = "int",
@@ -74,7 +112,7 @@ def uniform(n: int, m: int, *, seed: int = 0, weights: str | None = "int",
 
     n, m = _int("n", n, 1), _int("m", m, 0)
     return _generate("uniform", m, n, bool(directed), partition, comm, seed, weights,
-                     max_weight, n=n)
+                     max_weight, f"uniform(n={n}, m={m})", n=n)
 
 
 def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: int = 255,
@@ -91,4 +129,4 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     cols = rows if cols is None else _int("cols", cols, 1)
     m = rows * (cols - 1) + (rows - 1) * cols
     return _generate("grid", m, rows * cols, False, partition, comm, seed, "int", max_weight,
-                     rows=rows, cols=cols)
+                     f"grid_road(rows={rows}, cols={cols})", rows=rows, cols=cols)

@@ -385,26 +385,23 @@ def scatter_graph(graph, root: int = 0, *, partition: BlockPartition | None = No
     >>> dg = scatter_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
     """
     from graphpar._validation import validate_graph
-    from graphpar.mpi.comm import agree_on_error
+    from graphpar.mpi.comm import run_collectively
 
     comm = get_comm(comm)
-    meta = None
-    err = None
-    if comm.Get_rank() == root:
-        try:
-            g = validate_graph(graph, True, weights="any", name="graph")
-            part = partition or BlockPartition.edge_balanced(g.indptr, comm.Get_size())
-            if part.n != g.n or part.nparts != comm.Get_size():
-                raise ValueError(
-                    f"partition is for {part.n} vertices in {part.nparts} parts; the graph "
-                    f"has {g.n} vertices and the communicator {comm.Get_size()} ranks"
-                )
-            meta = (part.offsets, g.directed, g.nnz)
-        except (ValueError, TypeError) as exc:
-            err = exc
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
+
+    def check():
+        if comm.Get_rank() != root:
+            return None, None
+        g = validate_graph(graph, True, weights="any", name="graph")
+        part = partition or BlockPartition.edge_balanced(g.indptr, comm.Get_size())
+        if part.n != g.n or part.nparts != comm.Get_size():
+            raise ValueError(
+                f"partition is for {part.n} vertices in {part.nparts} parts; the graph "
+                f"has {g.n} vertices and the communicator {comm.Get_size()} ranks"
+            )
+        return g, (part.offsets, g.directed, g.nnz)
+
+    g, meta = run_collectively(check, comm)
     offsets, directed, gnnz = comm.bcast(meta, root=root)
     part = BlockPartition(offsets)
     off = part.offsets

@@ -109,20 +109,15 @@ class DistSSSPResult:
 
 
 def _write_slices(path, local, partition, comm):
-    path = os.fspath(path)
-    err = None
-    if comm.Get_rank() == 0:
-        try:
-            mm = np.lib.format.open_memmap(path, mode="w+", dtype=local.dtype,
-                                           shape=(partition.n,))
-            del mm
-        except OSError as exc:
-            err = exc
-    from graphpar.mpi.comm import agree_on_error
+    from graphpar.mpi.comm import run_collectively
 
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
+    path = os.fspath(path)
+
+    def create():
+        if comm.Get_rank() == 0:
+            np.lib.format.open_memmap(path, mode="w+", dtype=local.dtype, shape=(partition.n,))
+
+    run_collectively(create, comm)
     lo, hi = partition.range(comm.Get_rank())
     if hi > lo:
         mm = np.lib.format.open_memmap(path, mode="r+")
@@ -133,25 +128,47 @@ def _write_slices(path, local, partition, comm):
 
 
 def choose_delta(dg: DistGraph) -> float:
-    """Return the default bucket width, the rule of :func:`graphpar.shortest_paths.default_delta`.
+    """Return the default bucket width: the rule of :func:`graphpar.shortest_paths.default_delta`.
 
-    ``delta = 2 * max_weight / mean_out_degree`` over the finite positive
-    weights, at least the smallest of them and at most the largest; ``1.0``
-    without such weights. Computed from global reductions. Collective.
+    ``delta = 2 * max_weight / mean_out_degree`` over the finite weights, at
+    most the largest of them, at least ``max_weight / 4096`` and the smallest
+    normal float64 (so subnormal weights still give a usable width); ``1.0``
+    when no weight is finite and positive. Computed from global reductions,
+    equal to the serial default for the gathered graph. Collective.
 
     Examples
     --------
     >>> choose_delta(dg)   # doctest: +SKIP
     17.0
     """
-    comm = dg.comm
-    _, lmin, lmax = _weight_summary(dg)
-    wmax = comm.allreduce(lmax, op=MPI.MAX)
-    wmin = comm.allreduce(lmin, op=MPI.MIN)
-    if not np.isfinite(wmax) or dg.gn == 0:
+    from graphpar.shortest_paths import _delta_rule
+
+    wmax = _global_max_weight(dg)
+    if not np.isfinite(wmax):  # no finite positive weight anywhere
         return 1.0
-    delta = 2.0 * wmax / max(dg.gnnz / dg.gn, 1.0)
-    return float(min(max(delta, wmin), wmax))
+    return _delta_rule(dg.gn, dg.gnnz, wmax)
+
+
+def _global_max_weight(dg: DistGraph) -> float:
+    """The largest finite positive weight of the whole graph (-inf if none). Collective."""
+    return float(dg.comm.allreduce(_weight_summary(dg)[2], op=MPI.MAX))
+
+
+def _bucket_floor(delta: float, dg: DistGraph, limit: float) -> float:
+    """Raise ``delta`` so that every bucket number ``int(d / delta)`` fits in an int64.
+
+    A tentative distance is the length of a simple path (at most ``gn - 1``
+    edges of at most the largest weight) and at most ``limit``; the kernels
+    convert ``d / delta`` to an int64, which must not overflow. Collective.
+    """
+    from graphpar.shortest_paths import MIN_DELTA
+
+    wmax = _global_max_weight(dg)
+    far = float(np.finfo(np.float64).max)
+    if np.isfinite(wmax):
+        far = min(far, max(dg.gn - 1, 1) * wmax)
+    far = min(far, float(limit))
+    return float(max(delta, far / 2.0**62, MIN_DELTA))
 
 
 def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = None,
@@ -168,6 +185,9 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
         With False every edge is used both ways (as :func:`graphpar.sssp`).
     delta : float, optional
         Bucket width > 0; default :func:`choose_delta`. Distances do not depend on it.
+        A width so small that a bucket number would overflow an int64 (below
+        about ``gn * max_weight / 2**62``), or below the smallest normal
+        float64, is raised to that bound.
     return_predecessors : bool, default False
         Also compute a shortest-path tree (global ids, ``-9999`` for none).
     limit : float, default inf
@@ -190,23 +210,19 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     >>> res = sssp(dg, 0)                     # doctest: +SKIP
     >>> res.dist                              # this rank's distances  # doctest: +SKIP
     """
-    from graphpar.mpi.comm import agree_on_error
+    from graphpar.mpi.comm import run_collectively
 
-    comm = dg.comm
-    err = None
-    try:
+    def check():
         s = _check_args(dg, source, delta, limit)
         _check_weights(dg)
-    except (ValueError, TypeError) as exc:
-        err = exc
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
+        return s
+
+    s = run_collectively(check, dg.comm)
     if not directed:
         dg = dg.symmetrized()
-    if delta is None:
-        delta = choose_delta(dg)
-    return _delta_stepping(dg, s, float(delta), bool(return_predecessors), float(limit))
+    width = choose_delta(dg) if delta is None else float(delta)
+    width = _bucket_floor(width, dg, float(limit))
+    return _delta_stepping(dg, s, width, bool(return_predecessors), float(limit))
 
 
 def _check_args(dg, source, delta, limit) -> int:
