@@ -147,8 +147,8 @@ def main(argv=None) -> int:
 
     root = os.environ.get("GRAPHPAR_DATA")
     if root:
+        from graphpar import train_gcn
         from graphpar.datasets import load_planetoid
-        from graphpar.gcn_model import train_gcn
 
         try:
             data = load_planetoid("cora", root, download=False)

@@ -130,7 +130,8 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
     out = {"method": method, "n": n, "threads": threads, "input_mb": input_mb}
     if method.startswith("graphpar"):
         from graphpar import CoxPH
-        from graphpar._cox_data import SortedCox
+        from graphpar._cox_problem import CoxProblem
+        from graphpar._validation import check_cox_arrays
         from graphpar.threads import set_threads
 
         set_threads(threads)
@@ -148,7 +149,7 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
             cpus.append(time.process_time() - c0)
         out["peak_mb"] = _status("VmHWM") - base
         del m
-        prob = SortedCox(X, t, e.view(np.uint8), None, 1, None, None, ties)
+        prob = CoxProblem(check_cox_arrays(X, t, e), ties)
         evals = []
         for _ in range(max(3, repeat)):
             t0 = time.perf_counter()

@@ -36,9 +36,9 @@ def worker(args) -> None:
     import scipy.sparse as sp
     from mpi4py import MPI
 
+    from graphpar.mpi import DistOperator
     from graphpar.mpi import generate as dgen
     from graphpar.mpi.comm import get_comm, setup_threads
-    from graphpar.mpi.gcn import DistOperator
 
     comm = get_comm()
     threads = setup_threads(args.threads)

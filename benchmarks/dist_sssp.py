@@ -68,15 +68,14 @@ def worker(args) -> None:
         comm.Barrier()
         t0 = time.perf_counter()
         c0 = time.process_time()
-        res = sssp(dg, s)
+        dist, stats = sssp(dg, s, return_stats=True)
         cpus.append(comm.allreduce(time.process_time() - c0, op=MPI.MAX))
         times.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
-        rounds.append(res.rounds)
-        buckets.append(res.buckets)
-        sent.append(comm.allgather(res.bytes_sent))
-        fin = np.isfinite(res.dist)
-        reached.append(comm.allreduce(int(fin.sum())))
-        work.append(comm.allgather(int(deg[fin].sum())))
+        rounds.append(stats.mpi.rounds)
+        buckets.append(stats.mpi.buckets)
+        sent.append(comm.allgather(stats.mpi.bytes_sent))
+        reached.append(stats.reached)
+        work.append(comm.allgather(int(deg[np.isfinite(dist)].sum())))
     out = {
         "graph": args.graph, "ranks": comm.Get_size(), "threads": threads,
         "gn": dg.gn, "gnnz": dg.gnnz, "gen_s": gen_time, "first_run_s": warm_time,
@@ -85,7 +84,7 @@ def worker(args) -> None:
         "rounds": int(statistics.median(rounds)), "buckets": int(statistics.median(buckets)),
         "bytes_per_rank": [int(statistics.median(b[r] for b in sent))
                            for r in range(comm.Get_size())],
-        "reached": reached, "sources": sources, "delta": res.delta,
+        "reached": reached, "sources": sources, "delta": stats.delta,
         "edges_per_rank": [int(statistics.median(x[r] for x in work))
                            for r in range(comm.Get_size())],
     }
@@ -102,7 +101,6 @@ def comm_worker(args) -> None:
 
     from graphpar.mpi.comm import get_comm
     from graphpar.mpi.exchange import ialltoallv
-    from graphpar.mpi.sssp import _wait
 
     comm = get_comm()
     p = comm.Get_size()
@@ -114,8 +112,8 @@ def comm_worker(args) -> None:
         comm.Barrier()
         t0 = time.perf_counter()
         for _ in range(200):
-            _wait(comm.Ialltoall(hs, hr))
-            _wait(ialltoallv(send, counts, counts, comm, recv))
+            comm.Ialltoall(hs, hr).Wait()
+            ialltoallv(send, counts, counts, comm, recv).Wait()
         if rep:
             lat.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX) / 200)
     words = (8 << 20) // 8 // p  # 8 MiB sent per rank
@@ -125,7 +123,7 @@ def comm_worker(args) -> None:
     for rep in range(6):
         comm.Barrier()
         t0 = time.perf_counter()
-        _wait(ialltoallv(send, counts, counts, comm, recv))
+        ialltoallv(send, counts, counts, comm, recv).Wait()
         if rep:
             dt = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
             bw.append(8 * words * (p - 1) / dt)
@@ -135,7 +133,7 @@ def comm_worker(args) -> None:
 
 
 def _reference(dg, sources) -> dict:
-    """Serial graphpar.sssp (if present) and scipy's Dijkstra, same graph and sources."""
+    """Serial graphpar.sssp and scipy's Dijkstra, same graph and sources."""
     import numpy as np
     from scipy.sparse.csgraph import dijkstra
 
@@ -148,17 +146,16 @@ def _reference(dg, sources) -> dict:
     it = iter(sources * 10)
     med, _ = median_time(lambda: dijkstra(A, indices=next(it)), repeat=len(sources))
     out["scipy_s"] = med
-    try:
-        from graphpar.shortest_paths import sssp as shared_sssp
-    except ImportError:
-        return out
+    from graphpar import sssp as shared_sssp
+
     it = iter(sources * 10)
     med, _ = median_time(lambda: shared_sssp(g, next(it)), repeat=len(sources))
     out["shared_memory_s"] = med
     ref = dijkstra(A, indices=sources[0])
     from graphpar.mpi.sssp import sssp
 
-    out["same_as_scipy"] = bool(np.array_equal(sssp(dg, sources[0]).gather(), ref))
+    out["same_as_scipy"] = bool(np.array_equal(dg.gather_vertex_values(sssp(dg, sources[0])),
+                                               ref))
     return out
 
 

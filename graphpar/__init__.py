@@ -5,10 +5,12 @@ Public API (imported lazily, so ``import graphpar`` stays fast):
 - Graphs: :class:`Graph`, :func:`validate_graph`, :func:`read_graph`,
   :func:`write_graph`, :mod:`graphpar.generate`.
 - Shortest paths: :func:`sssp` (parallel delta-stepping; ``method="dijkstra"``
-  is the serial reference) and :func:`verify_sssp`.
-- GCN: :func:`gcn_normalize`, :func:`aggregate`, :class:`GCN`, :func:`train_gcn`,
-  :mod:`graphpar.datasets`.
-- Survival: :class:`CoxPH`, :func:`concordance_index`.
+  is the serial reference; ``return_stats=True`` adds an :class:`SSSPStats`),
+  :func:`verify_sssp`, :func:`default_delta`.
+- GCN: :func:`gcn_normalize` (a :class:`GCNOperator`), :func:`aggregate`,
+  :class:`GCN`, :func:`train_gcn` (a :class:`TrainResult`), :mod:`graphpar.datasets`.
+- Survival: :class:`CoxPH` (its :class:`CoxSummary`, :class:`ConvergenceWarning`,
+  :class:`MonotoneLikelihoodWarning`), :func:`concordance_index`.
 - Threads: :func:`set_threads`, :func:`get_threads`.
 - Distributed (mpi4py): :mod:`graphpar.mpi`.
 """
@@ -25,14 +27,21 @@ _LAZY = {
     "validate_graph": "graphpar._validation",
     "read_graph": "graphpar.io",
     "write_graph": "graphpar.io",
-    "sssp": "graphpar.shortest_paths",
-    "verify_sssp": "graphpar.shortest_paths",
-    "gcn_normalize": "graphpar.gcn",
-    "aggregate": "graphpar.gcn",
-    "GCN": "graphpar.gcn_model",
-    "train_gcn": "graphpar.gcn_model",
-    "CoxPH": "graphpar.cox",
-    "concordance_index": "graphpar.cox",
+    "sssp": "graphpar._shortest_paths",
+    "verify_sssp": "graphpar._shortest_paths",
+    "default_delta": "graphpar._shortest_paths",
+    "SSSPStats": "graphpar._shortest_paths",
+    "gcn_normalize": "graphpar._gcn",
+    "aggregate": "graphpar._gcn",
+    "GCNOperator": "graphpar._gcn",
+    "GCN": "graphpar._gcn_model",
+    "train_gcn": "graphpar._gcn_model",
+    "TrainResult": "graphpar._gcn_model",
+    "CoxPH": "graphpar._cox",
+    "CoxSummary": "graphpar._cox",
+    "ConvergenceWarning": "graphpar._cox",
+    "MonotoneLikelihoodWarning": "graphpar._cox",
+    "concordance_index": "graphpar._cox",
     "set_threads": "graphpar.threads",
     "get_threads": "graphpar.threads",
 }

@@ -1,7 +1,12 @@
-"""The one input validator used at every public entry point that takes a graph."""
+"""The boundary checks of graphpar: graphs, sources, delta, limit, weights and Cox arrays.
+
+Every public entry point, serial or MPI, calls these checks on what it was
+given (under MPI, each rank on its local data); no module keeps its own copy.
+"""
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -16,7 +21,8 @@ def validate_graph(
     *,
     weights: str = "nonnegative",
     name: str = "csgraph",
-) -> Graph:
+    return_max_weight: bool = False,
+) -> Graph | tuple[Graph, float]:
     """Convert any supported graph input to a :class:`Graph` and check its weights.
 
     Parameters
@@ -32,11 +38,16 @@ def validate_graph(
         negative and infinite ones.
     name : str
         Argument name used in error messages.
+    return_max_weight : bool, default False
+        Also return the largest finite weight ``>= 0`` (0.0 if none), found in
+        the same pass over the weights as the check.
 
     Returns
     -------
     Graph
         A graph the kernels can use directly. The input is never modified.
+    max_weight : float
+        Only with ``return_max_weight=True``.
 
     Raises
     ------
@@ -56,14 +67,8 @@ def validate_graph(
     ...
     ValueError: csgraph has a negative edge weight: edge (0, 1, -1.0); this method needs \
 weights >= 0
-    """
-    return _validate_with_max_weight(csgraph, directed, weights, name)[0]
-
-
-def _validate_with_max_weight(csgraph, directed, weights, name) -> tuple[Graph, float]:
-    """:func:`validate_graph`, also returning the largest finite weight ``>= 0`` (0.0 if none).
-
-    The weight check and the maximum come from the same pass over the weights.
+    >>> validate_graph(np.array([[0, 2.5], [0, 0]]), return_max_weight=True)[1]
+    2.5
     """
     if isinstance(csgraph, Graph):
         g = csgraph
@@ -95,23 +100,43 @@ def _validate_with_max_weight(csgraph, directed, weights, name) -> tuple[Graph, 
         g = Graph.from_dense(arr, directed=True)
     if not directed:
         g = g.symmetrized()
-    return g, _check_weights(g, weights, name)
+    wmax = check_weights(g.indptr, g.indices, g.weights, rule=weights, name=name)
+    return (g, wmax) if return_max_weight else g
 
 
-def _check_weights(g: Graph, rule: str, name: str) -> float:
-    """Raise for a weight ``rule`` rejects; return the largest finite weight >= 0 (0.0 if none)."""
+def check_weights(indptr, indices, weights, *, rule: str = "nonnegative",
+                  name: str = "csgraph", row0: int = 0) -> float:
+    """Check the weights of CSR rows; return the largest finite weight ``>= 0`` (0.0 if none).
+
+    NaN weights are always refused; ``rule="nonnegative"`` also refuses
+    negative ones and ``"finite"`` negative and infinite ones (``"any"``
+    refuses NaN only). The message names the first offending edge
+    ``(u, v, w)``; ``row0`` is the global id of the first row, so that one
+    MPI rank's rows (``indices`` global) are named as in the whole graph.
+
+    Examples
+    --------
+    >>> check_weights(np.array([0, 1, 2]), np.array([1, 0]), np.array([2.0, np.inf]))
+    2.0
+    >>> check_weights(np.array([0, 0, 1]), np.array([3]), np.array([-1.0]), row0=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: csgraph has a negative edge weight: edge (11, 3, -1.0); this method needs \
+weights >= 0
+    """
     if rule not in ("nonnegative", "finite", "any"):
         raise ValueError(f"weights rule must be 'nonnegative', 'finite' or 'any', got {rule!r}")
-    if g.weights.size == 0:
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if weights.size == 0:
         return 0.0
-    chunks = 64 if g.weights.size >= 1 << 20 else 1
+    chunks = 64 if weights.size >= 1 << 20 else 1
     k, code, wmax = _csr.first_bad_weight(
-        g.weights, rule in ("nonnegative", "finite"), rule == "finite", chunks
+        weights, rule in ("nonnegative", "finite"), rule == "finite", chunks
     )
     if k < 0:
         return float(wmax)
-    u = int(np.searchsorted(g.indptr, k, side="right") - 1)
-    edge = f"edge ({u}, {int(g.indices[k])}, {float(g.weights[k])})"
+    u = int(row0) + int(np.searchsorted(indptr, k, side="right") - 1)
+    edge = f"edge ({u}, {int(indices[k])}, {float(weights[k])})"
     if code == 1:
         raise ValueError(f"{name} has a NaN edge weight: {edge}")
     if code == 2:
@@ -119,6 +144,48 @@ def _check_weights(g: Graph, rule: str, name: str) -> float:
             f"{name} has a negative edge weight: {edge}; this method needs weights >= 0"
         )
     raise ValueError(f"{name} has an infinite edge weight: {edge}")
+
+
+def check_delta(delta, name: str = "delta") -> float | None:
+    """Return a bucket width as a float: a positive finite real number, or None (the default).
+
+    Examples
+    --------
+    >>> check_delta(np.int64(4))
+    4.0
+    >>> check_delta(0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be a positive finite number, got 0.0
+    """
+    if delta is None:
+        return None
+    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"{name} must be a positive number or None, got {delta!r}")
+    delta = float(delta)
+    if not (delta > 0 and math.isfinite(delta)):
+        raise ValueError(f"{name} must be a positive finite number, got {delta!r}")
+    return delta
+
+
+def check_limit(limit, name: str = "limit") -> float:
+    """Return a search limit as a float: a real number ``>= 0`` (``inf`` allowed, NaN not).
+
+    Examples
+    --------
+    >>> check_limit(np.inf)
+    inf
+    >>> check_limit(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: limit must be >= 0, got -1.0
+    """
+    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {limit!r}")
+    limit = float(limit)
+    if math.isnan(limit) or limit < 0:
+        raise ValueError(f"{name} must be >= 0, got {limit!r}")
+    return limit
 
 
 def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, bool]:
@@ -363,44 +430,55 @@ def check_cox_event(event, n: int, *, row0: int = 0, ref: str | None = None,
     return out
 
 
-def check_cox_strata(strata, n: int, *, row0: int = 0) -> np.ndarray | None:
-    """Return the stratum labels as a 1-D array of length ``n`` (None stays None).
+def check_cox_strata(strata, n: int, *,
+                     row0: int = 0) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """Return ``(labels, codes)``: the sorted distinct stratum labels and each row's index in them.
 
-    Labels may be of any sortable type (numbers, strings, booleans); a NaN
-    label is refused, naming its row.
+    Labels may be of any one sortable type (numbers, strings, booleans); a
+    NaN label is refused, naming its row. ``codes`` is int64 of length ``n``.
+    ``(None, None)`` when ``strata`` is None.
 
     Examples
     --------
-    >>> check_cox_strata(["a", "b"], 2)
-    array(['a', 'b'], dtype='<U1')
+    >>> check_cox_strata(["b", "a", "b"], 3)
+    (array(['a', 'b'], dtype='<U1'), array([1, 0, 1]))
     >>> check_cox_strata([1.0, np.nan], 2, row0=5)
     Traceback (most recent call last):
     ...
     ValueError: strata contains nan at row 6
     """
     if strata is None:
-        return None
+        return None, None
     arr = _cox_1d(strata, "strata", n, None)
     if arr.dtype.kind in "fc":
         nan = np.isnan(arr)
         if nan.any():
             raise ValueError(f"strata contains nan {_cox_at(int(np.argmax(nan)), row0)}")
-    return arr
+    try:
+        labels, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"strata labels must be of one sortable type (numbers or strings), "
+                        f"got dtype {arr.dtype}: {exc}") from None
+    return labels, codes.astype(np.int64).ravel()
 
 
 class CoxArrays:
     """The checked arrays of a Cox fit, as :func:`check_cox_arrays` returns them.
 
     ``X`` float64 (n, p); ``time`` float64 (n,); ``event`` uint8 0/1 (n,);
-    ``strata`` the labels (any type) or None; ``weights`` and ``offset``
-    float64 (n,) or None; ``feature_names`` p strings.
+    ``strata`` int64 codes (n,) indexing ``strata_labels`` (the sorted
+    distinct labels), or both None; ``weights`` and ``offset`` float64 (n,)
+    or None; ``feature_names`` p strings.
     """
 
-    __slots__ = ("X", "time", "event", "strata", "weights", "offset", "feature_names")
+    __slots__ = ("X", "time", "event", "strata", "strata_labels", "weights", "offset",
+                 "feature_names")
 
-    def __init__(self, X, time, event, strata, weights, offset, feature_names) -> None:
+    def __init__(self, X, time, event, strata, strata_labels, weights, offset,
+                 feature_names) -> None:
         self.X, self.time, self.event = X, time, event
-        self.strata, self.weights, self.offset = strata, weights, offset
+        self.strata, self.strata_labels = strata, strata_labels
+        self.weights, self.offset = weights, offset
         self.feature_names = feature_names
 
 
@@ -433,7 +511,7 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
         lengths, or (``whole``) no rows or no events; the message names the
         argument and the first offending row (and column).
     TypeError
-        Non-numeric input.
+        Non-numeric input, or stratum labels that cannot be sorted.
 
     Examples
     --------
@@ -454,7 +532,7 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     w = None if weights is None else check_cox_vector(weights, "weights", n, nonnegative=True,
                                                       row0=row0)
     off = None if offset is None else check_cox_vector(offset, "offset", n, row0=row0)
-    st = check_cox_strata(strata, n, row0=row0)
+    labels, codes = check_cox_strata(strata, n, row0=row0)
     if names is None:
         names = [f"x{j}" for j in range(p)]
-    return CoxArrays(X, time, ev, st, w, off, names)
+    return CoxArrays(X, time, ev, codes, labels, w, off, names)

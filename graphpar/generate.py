@@ -36,7 +36,7 @@ from graphpar.limits import check_memory
 
 __all__ = [
     "kronecker", "uniform", "grid_road", "sbm", "edge_range", "kronecker_permutation",
-    "generation_bytes",
+    "generation_bytes", "sbm_size",
 ]
 
 _WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _gen.W_REAL}
@@ -344,8 +344,17 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     return graph_from_edges(src, dst, w, rows * cols, False)
 
 
-def _sbm_size(sizes, p_in: float, p_out: float) -> tuple[int, int]:
-    """Vertices and a bound on the edges of an SBM (6 standard deviations above the mean)."""
+def sbm_size(sizes, p_in: float, p_out: float) -> tuple[int, int]:
+    """Vertices and a bound on the edges of :func:`sbm` (6 standard deviations above the mean).
+
+    Allocates nothing: callers check a request against the memory budget with
+    it (``generation_bytes(n, m, False)``) before generating.
+
+    Examples
+    --------
+    >>> sbm_size([100, 100], 0.1, 0.0)
+    (200, 1194)
+    """
     n = sum(int(x) for x in sizes)
     within = sum(int(x) * (int(x) - 1) // 2 for x in sizes)
     expected = p_in * within + p_out * (n * (n - 1) // 2 - within)
@@ -389,7 +398,7 @@ def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph
         i = int(np.argmax(sizes < 0))
         raise ValueError(f"block_sizes[{i}] = {int(sizes[i])} must be >= 0")
     p_in, p_out = _prob("p_in", p_in), _prob("p_out", p_out)
-    n, m = _sbm_size(sizes, p_in, p_out)
+    n, m = sbm_size(sizes, p_in, p_out)
     _check_size(n, m, False, f"sbm(block_sizes with {n} vertices, p_in={p_in}, p_out={p_out})")
     ekey, _, _ = _seed_keys(seed)
     labels = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)

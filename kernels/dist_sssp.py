@@ -4,7 +4,8 @@ Each rank owns ``ln`` vertices (local ids ``0 .. ln-1``) and refers to the
 ``ng`` remote targets of its edges as ghosts (local ids ``ln .. ln+ng-1``).
 ``dist`` and ``pred`` have ``ln + ng`` slots: a ghost's slot holds the best
 distance this rank has sent for it, so each improvement is sent once and
-requests that cannot help are never sent. ``pred`` holds global vertex ids.
+requests that cannot help are never sent. ``pred`` holds global vertex ids
+(the driver fills it with :data:`graphpar.kernels.sssp.PRED_NONE` first).
 
 A vertex's bucket is ``int(dist / delta)``. ``done[v]`` is the distance at
 which ``v``'s light edges were last relaxed; a pending entry with
@@ -23,7 +24,6 @@ from numba import njit, prange
 
 from graphpar.kernels.atomics import atomic_load, atomic_min_f64, atomic_store, cas, fetch_add
 
-NO_PRED = -9999
 NO_BUCKET = np.iinfo(np.int64).max
 
 

@@ -53,6 +53,8 @@ from numba import njit, prange
 from graphpar.kernels.atomics import cas, fetch_add
 from graphpar.kernels.prefetch import prefetch
 
+#: "No predecessor" in every predecessor array graphpar returns, serial and MPI (scipy's value).
+PRED_NONE = -9999
 CHUNK = 64
 AHEAD = 8
 FUSE_THRESHOLD = 1000

@@ -1,12 +1,26 @@
-"""Shared test fixtures: the real data sets (through GRAPHPAR_DATA) and helpers."""
+"""Shared test fixtures: the real data sets (through GRAPHPAR_DATA) and helpers.
+
+The suite must pass on a machine shared with other busy processes: no test
+asserts a duration, Hypothesis has no deadline, and ``mpiexec`` runs go through
+:func:`run_mpiexec` (a generous timeout, one Numba thread per rank, and ranks
+that sleep instead of spinning while they wait).
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# A loaded machine makes any example slow: no per-example deadline, and no failure
+# because generating the data took long. Tests that pass their own settings keep these.
+settings.register_profile("graphpar", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("graphpar")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `import naive`
@@ -52,3 +66,57 @@ def mpiexec() -> str:
     """The mpiexec from the mpich wheel, next to this Python."""
     exe = Path(sys.executable).parent / "mpiexec"
     return str(exe) if exe.exists() else "mpiexec"
+
+
+# seconds for one mpiexec launch: 4 ranks compiling the kernels on 2 loaded cores
+# (a cold Numba cache) took about 3 minutes here
+MPI_TIMEOUT = 600
+
+# While a rank waits (in a collective, or for a slower rank to finish compiling),
+# MPICH polls without ever leaving the core, and libgomp's idle threads spin: with
+# more ranks than cores, plus other busy processes, the waiting ranks take the
+# cores the working ones need. MPICH's heavy yield (nanosleep in its waiting loop)
+# measured, for tests/mpi_scripts/dist_checks.py at 4 ranks with two busy loops on
+# 2 cores: 25-30 s of CPU and 22-42 s wall by default, 9-10 s CPU and 11-13 s wall
+# with it. Its light yield (sched_yield: MPIR_CVAR_CH4_PROGRESS_THROTTLE, or
+# graphpar's GRAPHPAR_MPI_YIELD) changed neither. Passive OpenMP waiting matters
+# where a rank runs 2 Numba threads (dist_checks' threaded check: 3-11 s -> 3-5 s).
+QUIET_WAITING = {
+    "MPIR_CVAR_ENABLE_HEAVY_YIELD": "1",
+    "OMP_WAIT_POLICY": "passive",
+}
+
+
+def mpi_env(threads: int = 1, env: dict | None = None) -> dict:
+    """The environment of ranks started by the tests.
+
+    ``threads`` Numba threads per rank (``GRAPHPAR_NUM_THREADS``) and one
+    OpenBLAS thread, so that ranks times threads stays within the cores;
+    :data:`QUIET_WAITING` unless the caller's environment already sets those
+    variables; then ``env`` on top.
+    """
+    out = {**QUIET_WAITING, **os.environ}
+    out.update(GRAPHPAR_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
+    out.update(env or {})
+    return out
+
+
+def run_mpiexec(nranks: int, args: list[str], *, timeout: float = MPI_TIMEOUT,
+                env: dict | None = None, cwd=None, threads: int = 1,
+                launcher: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``mpiexec -n nranks python ARGS`` with :func:`mpi_env`; capture text output.
+
+    ``launcher`` is the mpiexec to use (by default :func:`mpiexec`). A run that
+    outlives ``timeout`` (a hang: a rank that failed without ending the job)
+    fails the calling test with the output so far.
+    """
+    cmd = [launcher or mpiexec(), "-n", str(nranks), sys.executable, *map(str, args)]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=mpi_env(threads, env), cwd=cwd)
+    except subprocess.TimeoutExpired as exc:
+        def text(b):
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+
+        pytest.fail(f"timed out after {timeout} s: {' '.join(cmd)}\n"
+                    f"{text(exc.stdout)[-3000:]}\n{text(exc.stderr)[-3000:]}")

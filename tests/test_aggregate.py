@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from graphpar import Graph, aggregate, gcn_normalize
-from graphpar.gcn import GCNOperator, as_operator
+from graphpar._gcn import GCNOperator, as_operator
 from graphpar.kernels import aggregate as K
 
 

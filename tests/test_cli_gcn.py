@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from conftest import graphpar_cmd
 
+from graphpar import train_gcn
 from graphpar.cli import main
-from graphpar.cli.gcn import demo, sbm_data
-from graphpar.datasets import load_planetoid
-from graphpar.gcn_model import train_gcn
+from graphpar.cli.gcn import demo
+from graphpar.datasets import load_planetoid, synthetic_sbm
 
 
 def run_json(capsys, *argv):
@@ -27,15 +27,15 @@ def run_json(capsys, *argv):
 
 def test_sbm_json_matches_python_api(capsys):
     got = run_json(capsys, "--dataset", "sbm", "--epochs", "40", "--seed", "3", "--threads", "1")
-    ref = train_gcn(sbm_data(3), epochs=40, seed=3)
+    ref = train_gcn(synthetic_sbm(3), epochs=40, seed=3)
     for key in ("test_accuracy", "val_accuracy", "train_accuracy"):
         assert got[key] == pytest.approx(getattr(ref, key))
     assert got["epochs"] == 40 and got["seconds"] > 0 and got["threads"] == 1
     assert got["vertices"] == 2100 and got["classes"] == 7
 
 
-def test_sbm_data_planted():
-    d = sbm_data(1)
+def test_synthetic_sbm_planted():
+    d = synthetic_sbm(1)
     assert (d.train_mask.sum(), d.val_mask.sum(), d.test_mask.sum()) == (140, 500, 1000)
     assert not (d.train_mask & d.test_mask).any() and not (d.val_mask & d.test_mask).any()
     np.testing.assert_array_equal(np.bincount(d.labels[d.train_mask]), [20] * 7)
@@ -103,8 +103,10 @@ def test_errors(capsys, tmp_path):
     assert "epochs must be a positive integer" in capsys.readouterr().err
     assert main(["gcn", "--dataset", "sbm", "--dropout", "1.5"]) == 2
     assert "dropout must be in [0, 1)" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["gcn", "--dataset", "reddit"])
+    assert main(["gcn", "--dataset", "reddit"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("graphpar: error: argument --dataset: ")
+    assert "'reddit'" in err[0]
 
 
 def test_demo_on_sbm_without_data(capsys, monkeypatch):
@@ -121,8 +123,12 @@ def test_demo_on_cora(capsys, monkeypatch, planetoid_dir):
     assert "GCN on cora" in out and ">= 0.78: ok" in out
 
 
+SEE_HELP = " (see 'graphpar gcn --help')"
+
+
 @pytest.mark.parametrize("argv, needle", [
-    (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+    (["--seed", "-1"], "argument --seed: must be an integer in [0, 18446744073709551615], "
+                       "got '-1'" + SEE_HELP),
     (["--epochs", "-3"], "--epochs must be a positive integer, got -3"),
     (["--hidden", "0"], "--hidden must be a positive integer, got 0"),
     (["--lr", "nan"], "--lr must be a finite number > 0, got nan"),
@@ -133,7 +139,7 @@ def test_demo_on_cora(capsys, monkeypatch, planetoid_dir):
     (["--weight-decay=-1e-3"], "--weight-decay must be a finite number >= 0, got -0.001"),
     (["--weight-decay", "inf"], "--weight-decay must be a finite number >= 0, got inf"),
     (["--early-stopping", "0"], "--early-stopping must be a positive integer, got 0"),
-    (["--threads", "-2"], "--threads must be a positive integer, got -2"),
+    (["--threads", "-2"], "argument --threads: must be an integer >= 1, got '-2'" + SEE_HELP),
 ])
 @pytest.mark.parametrize("dataset", ["sbm", "cora"])
 def test_numeric_options_refused_before_loading(capsys, tmp_path, argv, needle, dataset):

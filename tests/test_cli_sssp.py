@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -15,7 +14,9 @@ from conftest import graphpar_cmd
 from scipy.sparse.csgraph import dijkstra
 
 import graphpar
-from graphpar.cli.sssp import demo, generate_size, parse_generate, print_report
+from graphpar.cli import main
+from graphpar.cli._driver import print_report
+from graphpar.cli.sssp import demo, generate_size, parse_generate
 
 TIMEOUT = 300
 
@@ -96,29 +97,20 @@ def test_bad_inputs_give_one_error_line(tmp_path):
 
 def test_verify_fails_with_status_1(tmp_path, monkeypatch):
     # a deliberately broken kernel result must make --verify exit with status 1
-    from graphpar import shortest_paths
-    from graphpar.cli import sssp as cli
+    from graphpar import _shortest_paths
 
-    real = shortest_paths._solve
+    real = _shortest_paths._solve
 
     def broken(*a, **k):
-        dist, pred = real(*a, **k)
+        dist, pred, stats = real(*a, **k)
         dist[0, -1] += 1.0
-        return dist, pred
+        return dist, pred, stats
 
-    monkeypatch.setattr(shortest_paths, "_solve", broken)
-    args = cli_args(generate="grid:6", verify=True, json=True)
-    assert cli.run(args) == 1
-    monkeypatch.setattr(shortest_paths, "_solve", real)
-    assert cli.run(args) == 0
-
-
-def cli_args(**kw):
-    base = dict(graph_file=None, generate=None, seed=0, format=None, source=0, delta=None,
-                limit=None, undirected=False, threads=None, output=None, verify=False,
-                json=False)
-    base.update(kw)
-    return argparse.Namespace(**base)
+    monkeypatch.setattr(_shortest_paths, "_solve", broken)
+    argv = ["sssp", "--generate", "grid:6", "--verify", "--json"]
+    assert main(argv) == 1
+    monkeypatch.setattr(_shortest_paths, "_solve", real)
+    assert main(argv) == 0
 
 
 def test_print_report_prints_every_key(capsys):
@@ -141,7 +133,9 @@ def test_parse_generate():
 
 
 def test_demo_step_verifies(capsys):
-    assert demo(argparse.Namespace(scale=9, seed=2)) is True
+    from argparse import Namespace
+
+    assert demo(Namespace(scale=9, seed=2)) is True
     out = capsys.readouterr().out
     assert "Kronecker scale 9" in out
     assert out.count("verified against Dijkstra") == 4
@@ -166,16 +160,15 @@ CYCLE = "# Directed graph\n0 1 1\n1 2 1\n2 0 10\n"  # from 2: directed 10, 11; u
 def test_undirected_verify_checks_the_users_graph(tmp_path, monkeypatch, capsys):
     # a symmetrisation that does nothing makes the search run on the directed graph;
     # --verify checks the graph the user asked for (--undirected) and must catch it
-    from graphpar.cli import sssp as cli
-    from graphpar.graph import Graph
+    from graphpar import Graph
 
     path = tmp_path / "cycle.wel"
     path.write_text(CYCLE)
-    args = cli_args(graph_file=str(path), undirected=True, verify=True, source=2, json=True)
-    assert cli.run(args) == 0
+    argv = ["sssp", str(path), "--undirected", "--verify", "--source", "2", "--json"]
+    assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["max_distance"] == 2.0
     monkeypatch.setattr(Graph, "symmetrized", lambda self: self)
-    assert cli.run(args) == 1
+    assert main(argv) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["max_distance"] == 11.0 and report["verified"] is False
 

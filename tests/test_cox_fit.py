@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 from naive_cox import concordance_naive, cox_loglik
 
-from graphpar import CoxPH, concordance_index
-from graphpar.cox import ConvergenceWarning, CoxSummary, MonotoneLikelihoodWarning
+from graphpar import (
+    ConvergenceWarning,
+    CoxPH,
+    CoxSummary,
+    MonotoneLikelihoodWarning,
+    concordance_index,
+)
 
 
 def generated(n=4000, beta=(0.6, -0.9, 0.3), seed=0, ties=True):
@@ -267,3 +272,42 @@ def test_concordance_simple_and_errors():
         concordance_index([1, 1], [1, 2], [1, 1])
     with pytest.raises(ValueError, match="risk has length"):
         concordance_index([1, 2], [1], [1, 1])
+
+
+def test_string_strata_fit_as_their_codes():
+    rng = np.random.default_rng(18)
+    X, t, e = generated(n=300, seed=18)
+    codes = rng.integers(0, 3, 300)
+    b = CoxPH().fit(X, t, e, strata=codes)
+    a = CoxPH().fit(X, t, e, strata=np.array(["a", "b", "c"])[codes])
+    np.testing.assert_array_equal(a.coef_, b.coef_)  # same strata in the same order
+    c = CoxPH().fit(X, t, e, strata=np.array(["c", "a", "b"])[codes])
+    np.testing.assert_allclose(c.coef_, b.coef_, rtol=1e-12)  # strata summed in another order
+    assert np.max(np.abs(CoxPH().fit(X, t, e).coef_ - b.coef_)) > 1e-3  # strata matter here
+    with pytest.raises(ValueError, match="strata contains nan at row 4"):
+        CoxPH().fit(X, t, e, strata=np.where(np.arange(300) == 4, np.nan, 1.0))
+    mixed = np.array(["a", 1] * 150, dtype=object)
+    with pytest.raises(TypeError, match="strata labels must be of one sortable type"):
+        CoxPH().fit(X, t, e, strata=mixed)
+
+
+def test_array_checks_name_global_rows_for_a_block():
+    # the MPI layer runs these checks on each rank's rows with the rank's first global row
+    from graphpar._validation import check_cox_arrays
+
+    X = np.zeros((3, 2))
+    X[2, 1] = np.inf
+    with pytest.raises(ValueError, match=r"^X contains inf at row 102, column 1$"):
+        check_cox_arrays(X, np.ones(3), np.ones(3), row0=100)
+    with pytest.raises(ValueError, match=r"^event must be 0/1 or boolean, got 0.5 at row 51$"):
+        check_cox_arrays(np.zeros((2, 1)), [1, 1], [1, 0.5], row0=50)
+    with pytest.raises(ValueError, match=r"^offset contains nan at row 7$"):
+        check_cox_arrays(np.zeros((2, 1)), [1, 1], [1, 0], offset=[0, np.nan], row0=6)
+    # one rank's block may hold no rows or no events; the whole data set may not
+    block = check_cox_arrays(np.zeros((0, 2)), [], [], whole=False)
+    assert block.X.shape == (0, 2) and block.feature_names == ["x0", "x1"]
+    assert not check_cox_arrays([[1.0]], [1.0], [0], whole=False).event.any()
+    with pytest.raises(ValueError, match="X has no rows"):
+        check_cox_arrays(np.zeros((0, 2)), [], [])
+    with pytest.raises(ValueError, match="no events"):
+        check_cox_arrays([[1.0]], [1.0], [0])

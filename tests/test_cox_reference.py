@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from graphpar import CoxPH
-from graphpar._cox_table import read_csv
+from graphpar._cox_reader import read_csv
 
 DATA = Path(__file__).resolve().parent.parent / "datasets" / "survival"
 FITS = json.loads((DATA / "r_reference.json").read_text())["fits"]

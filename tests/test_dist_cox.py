@@ -1,9 +1,11 @@
 """Distributed Cox under ``mpiexec -n 1, 2, 3, 4`` against the serial fit.
 
 One launch per rank count runs every check of ``tests/mpi_gcn_cox/cox_checks.py``:
-log-likelihood, gradient and Hessian against the O(n^2) reference, and the
-fitted coefficients, standard errors, iterations and printed summary against
-:class:`graphpar.CoxPH`, with ties and strata spanning rank boundaries.
+:func:`graphpar.mpi.cox.distribute_cox`'s log-likelihood, gradient and Hessian
+against the O(n^2) reference, and :class:`graphpar.mpi.CoxPH`'s coefficients
+(to 1e-12 relative), standard errors, iterations and printed summary against
+:class:`graphpar.CoxPH`, with ties and strata spanning rank boundaries, weights,
+offsets, timefix on and off, string strata, and errors on one rank's rows.
 """
 
 from __future__ import annotations

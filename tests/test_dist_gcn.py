@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import mpiexec
+from conftest import MPI_TIMEOUT, mpiexec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_gcn_cox"))
 from launch import run_script  # noqa: E402
@@ -34,7 +34,7 @@ def test_cli_under_mpiexec_reports_serial_accuracy_and_volume(planetoid_dir, met
     import json
     import subprocess
 
-    from conftest import graphpar_cmd
+    from conftest import graphpar_cmd, run_mpiexec
 
     if method == "metis" and importlib.util.find_spec("pymetis") is None:
         pytest.skip("pymetis (graphpar[partition]) absent")
@@ -43,10 +43,11 @@ def test_cli_under_mpiexec_reports_serial_accuracy_and_volume(planetoid_dir, met
     flags = ["gcn", "--dataset", "cora", "--data-dir", str(planetoid_dir), "--no-download",
              "--epochs", "30", "--json"]
     serial = subprocess.run(graphpar_cmd() + flags + ["--threads", "1"], capture_output=True,
-                            text=True, timeout=180)
+                            text=True, timeout=MPI_TIMEOUT)
     assert serial.returncode == 0, serial.stderr
     ref = json.loads(serial.stdout.splitlines()[-1])
-    res = run_script(mpiexec(), 2, "gcn_cli.py", *flags, "--partition", method)
+    res = run_mpiexec(2, ["-m", "graphpar", *flags, "--partition", method],
+                      env={"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
     assert res.returncode == 0, res.stderr[-3000:]
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     assert len(lines) == 1, res.stdout

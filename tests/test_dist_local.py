@@ -25,9 +25,9 @@ from _ref import check_predecessors  # noqa: E402
 
 import graphpar as gp  # noqa: E402
 from graphpar.kernels import dist_sssp as K  # noqa: E402
-from graphpar.mpi.graph import DistGraph, local_csr, scatter_graph  # noqa: E402
-from graphpar.mpi.partition import BlockPartition  # noqa: E402
-from graphpar.mpi.sssp import choose_delta, sssp  # noqa: E402
+from graphpar.mpi.blocks import BlockPartition  # noqa: E402
+from graphpar.mpi.graph import DistGraph, distribute_graph, local_csr  # noqa: E402
+from graphpar.mpi.sssp import SSSPMPIStats, sssp  # noqa: E402
 from graphpar.threads import get_threads, max_threads, set_threads  # noqa: E402
 
 SELF = MPI.COMM_SELF
@@ -54,55 +54,109 @@ def graphs(draw):
 @settings(max_examples=100, deadline=None)
 @given(g=graphs(), data=st.data())
 def test_sssp_equals_scipy_with_valid_predecessors(g, data):
-    dg = scatter_graph(g, comm=SELF)
+    dg = distribute_graph(g, comm=SELF)
     s = data.draw(st.integers(0, g.n - 1))
     directed = data.draw(st.booleans())
     limit = data.draw(st.sampled_from([np.inf, 0.0, 2.5, 1e3]))
     delta = data.draw(st.sampled_from([None, 0.25, 1.0, 7.0, 1e20]))
-    res = sssp(dg, s, directed=directed, limit=limit, delta=delta, return_predecessors=True)
+    dist, pred, stats = sssp(dg, s, directed=directed, limit=limit, delta=delta,
+                             return_predecessors=True, return_stats=True)
     ref = dijkstra(g.to_scipy(), directed=directed, indices=s, limit=limit)
-    assert np.array_equal(res.dist, ref)
-    check_predecessors(g.to_scipy(), directed, s, res.dist, res.pred)
-    assert res.bytes_exchanged == 0
-    dist, pred = res.gather()
-    assert np.array_equal(dist, ref) and np.array_equal(pred, res.pred)
+    assert np.array_equal(dist, ref)
+    check_predecessors(g.to_scipy(), directed, s, dist, pred)
+    assert stats.mpi == SSSPMPIStats(ranks=1, rounds=0, buckets=stats.mpi.buckets,
+                                     bytes_sent=0, bytes_exchanged=0)
+    # the serial search uses the same bucket width (one rule) and the same conventions
+    d_serial, p_serial, s_serial = gp.sssp(g, s, directed=directed, limit=limit, delta=delta,
+                                           return_predecessors=True, return_stats=True)
+    assert stats.delta == s_serial.delta
+    assert pred.dtype == p_serial.dtype and np.array_equal(pred == -9999, p_serial == -9999)
+    full_d, full_p = (dg.gather_vertex_values(x) for x in (dist, pred))
+    assert np.array_equal(full_d, ref) and np.array_equal(full_p, pred)
 
 
 @pytest.mark.skipif(max_threads() < 2, reason="needs 2 Numba threads")
 @settings(max_examples=60, deadline=None)
 @given(g=graphs(), data=st.data())
 def test_threaded_cas_kernels_equal_scipy(g, data):
-    dg = scatter_graph(g, comm=SELF)
+    dg = distribute_graph(g, comm=SELF)
     s = data.draw(st.integers(0, g.n - 1))
     before = get_threads()
     set_threads(2)
     try:
-        res = sssp(dg, s, delta=data.draw(st.sampled_from([None, 0.5, 3.0])))
+        dist = sssp(dg, s, delta=data.draw(st.sampled_from([None, 0.5, 3.0])))
     finally:
         set_threads(before)
-    assert np.array_equal(res.dist, dijkstra(g.to_scipy(), indices=s))
+    assert np.array_equal(dist, dijkstra(g.to_scipy(), indices=s))
 
 
 def test_threaded_kernels_on_a_larger_graph():
     # frontiers above the serial cut-off (PAR_MIN) so that the parallel passes run
     g = gp.generate.kronecker(12, seed=4)
-    dg = scatter_graph(g, comm=SELF)
+    dg = distribute_graph(g, comm=SELF)
     before = get_threads()
     set_threads(min(2, max_threads()))
     try:
-        res = sssp(dg, 5)
+        dist, stats = sssp(dg, 5, return_stats=True)
     finally:
         set_threads(before)
-    assert np.array_equal(res.dist, dijkstra(g.to_scipy(), indices=5))
-    assert res.buckets >= 1 and res.rounds == 0  # one rank exchanges nothing
+    assert np.array_equal(dist, dijkstra(g.to_scipy(), indices=5))
+    assert stats.mpi.buckets >= 1 and stats.mpi.rounds == 0  # one rank exchanges nothing
+    assert stats.threads == min(2, max_threads())
 
 
 def test_delta_rule_matches_the_shared_memory_one():
-    from graphpar.shortest_paths import default_delta
-
+    subnormal = gp.Graph.from_edges(np.repeat(np.arange(4), 4), np.tile(np.arange(4), 4),
+                                    np.full(16, 5e-324))
     for g in (gp.generate.kronecker(9, seed=1), gp.generate.grid_road(12, seed=2),
-              gp.Graph.from_edges([0], [1], [0.0], n=3), gp.Graph.from_edges([], [], n=2)):
-        assert choose_delta(scatter_graph(g, comm=SELF)) == default_delta(g)
+              gp.Graph.from_edges([0], [1], [0.0], n=3), gp.Graph.from_edges([], [], n=2),
+              subnormal):
+        dg = distribute_graph(g, comm=SELF)
+        assert sssp(dg, 0, return_stats=True)[-1].delta == gp.default_delta(g)
+        # a caller's width goes through the same bounds
+        for delta in (1e-320, 0.5, 1e9):
+            got = sssp(dg, 0, delta=delta, return_stats=True)[-1].delta
+            assert got == gp.sssp(g, 0, delta=delta, return_stats=True)[-1].delta
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_array_of_sources_equals_graphpar_sssp_row_for_row(directed):
+    g = gp.generate.uniform(60, 240, seed=5, weights="real", directed=True)
+    dg = distribute_graph(g, comm=SELF)
+    sources = np.array([3, -1, 3, 0], dtype=np.int16)  # repeats and a negative index
+    dist, pred, stats = sssp(dg, sources, directed=directed, return_predecessors=True,
+                             return_stats=True)
+    ref_d, ref_p, ref_s = gp.sssp(g, sources, directed=directed, return_predecessors=True,
+                                  return_stats=True)
+    assert dist.shape == pred.shape == (4, 60) and pred.dtype == ref_p.dtype == np.int32
+    assert np.array_equal(dist, ref_d)
+    assert np.array_equal(dist, dijkstra(g.to_scipy(), directed=directed,
+                                         indices=[3, 59, 3, 0]))
+    for s, d, p in zip([3, 59, 3, 0], dist, pred, strict=True):
+        check_predecessors(g.to_scipy(), directed, s, d, p)
+    # the same figures as the serial call, computed independently here
+    und = g if directed else g.symmetrized()
+    finite = np.isfinite(dist)
+    assert stats.sources == ref_s.sources == 4
+    assert stats.reached == ref_s.reached == int(finite.sum())
+    assert stats.max_distance == ref_s.max_distance == dist[finite].max()
+    traversed = sum(int(np.diff(und.indptr)[row].sum()) for row in finite)
+    assert stats.edges_traversed == ref_s.edges_traversed == traversed
+    assert (stats.vertices, stats.edges) == (ref_s.vertices, ref_s.edges) == (60, und.nnz)
+    assert stats.seconds > 0 and ref_s.mpi is None and stats.mpi.ranks == 1
+
+
+def test_results_of_one_source_and_gathering():
+    g = gp.generate.grid_road(4, 5, seed=1)
+    dg = distribute_graph(g, comm=SELF)
+    d = sssp(dg, 7)
+    assert d.shape == (20,) and d.dtype == np.float64
+    assert np.array_equal(d, gp.sssp(g, 7))
+    assert np.array_equal(dg.gather_vertex_values(d), d)
+    d2 = sssp(dg, np.array([], dtype=np.int64))
+    assert d2.shape == (0, 20) and dg.gather_vertex_values(d2).shape == (0, 20)
+    with pytest.raises(ValueError, match=r"values must have shape \(20,\) or \(k, 20\)"):
+        dg.gather_vertex_values(np.zeros(3))
 
 
 @settings(max_examples=100, deadline=None)
@@ -140,7 +194,7 @@ def test_local_csr_of_a_block_equals_the_serial_graph_rows(g, data):
 
 def test_dist_graph_round_trip_and_errors():
     g = gp.generate.uniform(50, 300, seed=3)
-    dg = scatter_graph(g, comm=SELF)
+    dg = distribute_graph(g, comm=SELF)
     assert (dg.gn, dg.ln, dg.gnnz, dg.lnnz) == (50, 50, g.nnz, g.nnz)
     back = dg.gather()
     assert back.indptr.tobytes() == g.indptr.tobytes()
@@ -151,12 +205,32 @@ def test_dist_graph_round_trip_and_errors():
     assert sym.indices.tobytes() == ref.indices.tobytes() and not sym.directed
     with pytest.raises(ValueError, match="partition has 2 parts but the communicator has 1"):
         DistGraph(BlockPartition.block(50, 2), dg.indptr, dg.indices, dg.weights, comm=SELF)
-    with pytest.raises(ValueError, match="source = 50 is out of range"):
-        sssp(dg, 50)
-    with pytest.raises(ValueError, match="delta must be a finite number > 0"):
-        sssp(dg, 0, delta=0)
-    with pytest.raises(TypeError, match="source must be an integer"):
-        sssp(dg, 1.5)
-    neg = scatter_graph(gp.Graph.from_edges([0, 2], [1, 1], [1.0, -3.0]), comm=SELF)
+
+    neg = distribute_graph(gp.Graph.from_edges([0, 2], [1, 1], [1.0, -3.0]), comm=SELF)
     with pytest.raises(ValueError, match=r"negative edge weight: edge \(2, 1, -3.0\)"):
         sssp(neg, 0)
+    with pytest.raises(TypeError, match="dg must be a DistGraph, got Graph"):
+        sssp(g, 0, comm=SELF)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc"),
+    [
+        ({"source": 50}, ValueError),
+        ({"source": [0, -51]}, ValueError),
+        ({"source": 1.5}, TypeError),
+        ({"source": np.array([2**64 - 1], dtype=np.uint64)}, ValueError),
+        ({"source": 0, "delta": 0}, ValueError),
+        ({"source": 0, "delta": "big"}, TypeError),
+        ({"source": 0, "limit": -1.0}, ValueError),
+        ({"source": 0, "limit": float("nan")}, ValueError),
+    ],
+)
+def test_bad_arguments_raise_the_serial_message(kwargs, exc):
+    g = gp.generate.uniform(50, 300, seed=3)
+    dg = distribute_graph(g, comm=SELF)
+    with pytest.raises(exc) as serial:
+        gp.sssp(g, **kwargs)
+    with pytest.raises(exc) as dist:
+        sssp(dg, **kwargs)
+    assert str(dist.value) == str(serial.value)

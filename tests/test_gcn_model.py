@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from graphpar import GCN, gcn_normalize, train_gcn
-from graphpar.gcn_model import train
+import graphpar
+from graphpar import GCN, TrainResult, gcn_normalize, train_gcn
 
 
 def planted(rng, n_per=40, k=3, p_in=0.15, p_out=0.01, f=20, noise=0.8):
@@ -84,7 +84,7 @@ def test_training_learns_planted_classes_and_is_deterministic():
     rng = np.random.default_rng(2)
     A, X, labels, tr, va, te = planted(rng)
     r1 = train_gcn(A, X, labels, tr, va, te, epochs=100, seed=5)
-    r2 = train(A, X, labels, tr, va, te, epochs=100, seed=5)
+    r2 = train_gcn(A, X, labels, tr, va, te, epochs=100, seed=5)
     r3 = train_gcn(A, X, labels, tr, va, te, epochs=100, seed=6)
     assert r1.history == r2.history
     np.testing.assert_array_equal(r1.model.W1, r2.model.W1)
@@ -94,6 +94,50 @@ def test_training_learns_planted_classes_and_is_deterministic():
     assert r1.test_accuracy > 0.9  # chance is 1/3
     pred = r1.model.predict(gcn_normalize(A), (X / X.sum(axis=1, keepdims=True)))
     assert np.mean(pred[te] == labels[te]) == pytest.approx(r1.test_accuracy)
+
+
+def test_training_loop_equals_a_hand_written_adam_loop():
+    """The shared loop (serial and MPI) against Adam written out in the test."""
+    rng = np.random.default_rng(4)
+    A, X, labels, tr, va, te = planted(rng, n_per=15)
+    r = train_gcn(A, X, labels, tr, va, te, epochs=12, lr=0.03, seed=2, dtype=np.float64)
+    assert isinstance(r, TrainResult) and r.mpi is None
+    op = gcn_normalize(A, dtype=np.float64)
+    Xn = X / X.sum(axis=1, keepdims=True)
+    model = GCN(X.shape[1], 3, seed=2, dtype=np.float64)
+    m = [np.zeros_like(p) for p in model.params]
+    v = [np.zeros_like(p) for p in model.params]
+    losses, val_losses, val_accs = [], [], []
+    for t in range(1, 13):
+        loss, grads, _ = model.loss_and_grad(op, Xn, labels, tr, weight_decay=5e-4,
+                                             rng=model.rng)
+        for p, g, mi, vi in zip(model.params, grads, m, v, strict=True):
+            mi[...] = 0.9 * mi + 0.1 * g
+            vi[...] = 0.999 * vi + 0.001 * g * g
+            p -= 0.03 * np.sqrt(1 - 0.999**t) / (1 - 0.9**t) * mi / (np.sqrt(vi) + 1e-8)
+        vl, _, z = model.loss_and_grad(op, Xn, labels, va, weight_decay=5e-4)
+        losses.append(loss)
+        val_losses.append(vl)
+        val_accs.append(np.mean(z.argmax(axis=1)[va] == labels[va]))
+    np.testing.assert_allclose(r.history["loss"], losses, rtol=1e-10)
+    np.testing.assert_allclose(r.history["val_loss"], val_losses, rtol=1e-10)
+    np.testing.assert_allclose(r.history["val_accuracy"], val_accs)
+    np.testing.assert_allclose(r.model.W1, model.W1, rtol=1e-10, atol=1e-14)
+    pred = model.predict(op, Xn)
+    assert r.test_accuracy == np.mean(pred[te] == labels[te])
+
+
+def test_private_modules_behind_the_public_names():
+    import importlib
+
+    for name in ("GCN", "train_gcn", "TrainResult"):
+        assert getattr(graphpar, name).__module__ == "graphpar._gcn_model"
+    for name in ("gcn_normalize", "aggregate", "GCNOperator"):
+        assert getattr(graphpar, name).__module__ == "graphpar._gcn"
+    for old in ("graphpar.gcn", "graphpar.gcn_model"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    assert not hasattr(importlib.import_module("graphpar._gcn_model"), "train")
 
 
 def test_early_stopping_rule():

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphpar import CoxPH, concordance_index
-from graphpar._cox_table import (
+from graphpar._cox_reader import (
     CsvSource,
     Table,
     byte_range,

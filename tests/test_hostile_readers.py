@@ -31,13 +31,8 @@ from hypothesis import strategies as st
 
 from graphpar import Graph, read_graph, write_graph
 from graphpar.io import GraphFormatError, LimitError
-from graphpar.io_text import (
-    byte_range,
-    line_range,
-    parse_body,
-    parse_header,
-    read_line_range,
-)
+from graphpar.io._lines import byte_range, line_range, read_line_range
+from graphpar.io._text import parse_body, parse_header
 
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
 OPENERS = {"": open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
@@ -123,6 +118,26 @@ def test_each_line_is_parsed_by_exactly_one_rank(fmt, items, final_newline, rank
     for name in ("src", "dst", "weights"):
         joined = np.concatenate([getattr(p, name) for p in parts])
         np.testing.assert_array_equal(joined, getattr(serial, name))
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.text(alphabet="ab ,\r", max_size=12), max_size=12),
+       junk=st.binary(max_size=6), ranks=st.integers(1, 6), piece=st.integers(1, 16))
+def test_read_line_range_stops_where_the_body_ends(rows, junk, ranks, piece):
+    # a table's rows followed by bytes that are not rows (blank lines): with end=, no
+    # rank reads past the rows, and the ranks' slices are the rows, each once
+    body = "\n".join(rows).encode()
+    f = io.BytesIO(b"time,event\n" + body + b"\n \n\n" + junk)
+    pieces = body.split(b"\n")
+    lines = [p + b"\n" for p in pieces[:-1]] + [pieces[-1]]
+    starts = np.cumsum([0] + [len(x) for x in lines[:-1]])
+    slices = []
+    for rank in range(ranks):
+        a, b = byte_range(len(body), rank, ranks)
+        got = read_line_range(f, 11, a, b, end=len(body), piece=piece).tobytes()
+        assert got == b"".join(x for s, x in zip(starts, lines, strict=True) if a <= s < b)
+        slices.append(got)
+    assert b"".join(slices) == body
 
 
 def test_line_range_of_a_range_without_a_line_start_is_empty():

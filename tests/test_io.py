@@ -20,14 +20,8 @@ from scipy.sparse.csgraph import dijkstra
 
 from graphpar import Graph, read_graph, write_graph
 from graphpar.io import GraphFormatError, LimitError, detect_format
-from graphpar.io_text import (
-    align_to_line,
-    body_error,
-    line_number,
-    parse_body,
-    parse_header,
-    read_header,
-)
+from graphpar.io._lines import line_number, line_range
+from graphpar.io._text import body_error, parse_body, parse_header, read_header
 
 SUFFIXES = ["gr", "mtx", "el", "wel", "txt", "npz"]
 COMPRESSIONS = ["", ".gz", ".bz2", ".xz"]
@@ -546,8 +540,9 @@ def test_body_slices_concatenate_to_the_whole(cuts):
     body = buf[header.body_offset:]
     whole = parse_body(body, header, max_records=header.m)
     assert whole.error is None and whole.src.size == header.m
-    bounds = sorted({0, body.size, *(align_to_line(body, c) for c in cuts)})
-    parts = [parse_body(body[a:b], header) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    bounds = sorted({0, body.size, *cuts})  # any cut points: line_range moves them to lines
+    ranges = [line_range(body, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    parts = [parse_body(body[a:b], header) for a, b in ranges]
     assert all(p.error is None for p in parts)
     for name in ("src", "dst", "weights"):
         joined = np.concatenate([getattr(p, name) for p in parts])
@@ -563,7 +558,7 @@ def test_error_in_a_slice_gives_the_same_line_as_the_whole_file(tmp_path):
         read_graph(p)
     header = read_header(p, "gr")
     buf = np.fromfile(p, dtype=np.uint8)
-    start = align_to_line(buf, len(data) // 3)
+    start, _ = line_range(buf, len(data) // 3, buf.size)
     piece = buf[start:]
     res = parse_body(piece, header)
     assert res.error is not None

@@ -1,4 +1,4 @@
-"""Property tests of graphpar.mpi.partition.BlockPartition (no MPI involved)."""
+"""Property tests of graphpar.mpi.blocks.BlockPartition (no MPI involved)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphpar.mpi.partition import BlockPartition
+from graphpar.mpi.blocks import BlockPartition
 
 
 def naive_owner(offsets, v):

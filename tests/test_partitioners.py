@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive_halo import connectivity_volume
 
-from graphpar.mpi import partitioners as P
-from graphpar.mpi.partition import BlockPartition
+from graphpar.mpi import vertex_partitioners as P
+from graphpar.mpi.blocks import BlockPartition
 
 HAVE_METIS = importlib.util.find_spec("pymetis") is not None
 HAVE_KAHYPAR = importlib.util.find_spec("mtkahypar") is not None

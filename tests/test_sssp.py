@@ -183,17 +183,57 @@ def _stale_flood(n, M):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_chunk_pool_growth_and_parallel_steps(threads):
-    from graphpar.shortest_paths import _solve
-
     g = _stale_flood(300, 1000.0)
     ref = dijkstra(g.to_scipy(), indices=[0, 5])
-    stats = {}
-    d, _ = _solve(g, np.array([0, 5]), "delta-stepping", 100.0, np.inf, threads, False, stats)
+    d = np.empty((2, g.n))
+    growths = parallel = 0
+    for row, s in zip(d, (0, 5), strict=True):
+        row.fill(np.inf)
+        nbins = int(np.ceil(g.weights.max() / 100.0)) + 3
+        _, _, par, grown = ksssp.delta_stepping(g.indptr, g.indices, g.weights, s, 100.0,
+                                                nbins, np.inf, threads, row)
+        growths += grown
+        parallel += par
     np.testing.assert_array_equal(d, ref)
-    assert stats["pool_growths"] > 0
+    assert growths > 0
     if threads > 1:
-        assert stats["parallel_steps"] > 0
+        assert parallel > 0
     assert verify_sssp(g, [0, 5], d, against_dijkstra=True)
+    assert np.array_equal(sssp(g, [0, 5], delta=100.0, threads=threads), ref)
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("method", ["delta-stepping", "dijkstra"])
+def test_stats_count_what_the_search_did(directed, method):
+    g = graphpar.generate.uniform(200, 500, seed=8, directed=True)  # some vertices unreached
+    sources = [0, 17, -1]
+    dist, pred, stats = sssp(g, sources, directed=directed, method=method, limit=600.0,
+                             return_predecessors=True, return_stats=True)
+    ref = dijkstra(g.to_scipy(), directed=directed, indices=sources, limit=600.0)
+    assert np.array_equal(dist, ref)
+    finite = np.isfinite(ref)
+    no_pred = ~finite
+    no_pred[[0, 1, 2], [0, 17, 199]] = True  # the sources
+    assert np.array_equal(pred == -9999, no_pred)
+    searched = g if directed else g.symmetrized()
+    assert 0 < finite.sum() < finite.size  # the counts below are not trivial
+    assert stats.reached == int(finite.sum())
+    assert stats.max_distance == ref[finite].max()
+    deg = np.diff(searched.indptr)
+    assert stats.edges_traversed == sum(int(deg[row].sum()) for row in finite)
+    assert (stats.vertices, stats.edges, stats.sources) == (g.n, searched.nnz, 3)
+    assert stats.threads == graphpar.get_threads() and stats.mpi is None
+    assert stats.seconds > 0 and stats.mteps == stats.edges_traversed / stats.seconds / 1e6
+    if method == "dijkstra":
+        assert np.isnan(stats.delta)
+    else:
+        assert stats.delta == graphpar.default_delta(searched)
+    # the same result with and without stats; scalar sources drop the leading axis
+    assert np.array_equal(sssp(g, sources, directed=directed, limit=600.0), ref)
+    d1, s1 = sssp(g, 17, directed=directed, limit=600.0, method=method, return_stats=True)
+    assert np.array_equal(d1, ref[1]) and s1.reached == int(finite[1].sum())
+    with pytest.raises(AttributeError):
+        s1.reached = 0  # frozen
 
 
 def test_real_weights_large_graph_matches_scipy():
@@ -463,7 +503,7 @@ def test_prefetch_is_only_a_hint(dtype):
 
 
 def test_default_delta_rule(kron, grid):
-    from graphpar.shortest_paths import default_delta
+    from graphpar._shortest_paths import default_delta
 
     deg = kron.nnz / kron.n
     wmax = kron.weights.max()
@@ -485,7 +525,7 @@ def _with_weights(g, weights):
 @pytest.mark.parametrize("kind", ["subnormal", "zero", "mixed", "huge"])
 @pytest.mark.parametrize("directed", [True, False])
 def test_subnormal_zero_and_extreme_weights_equal_scipy(kind, directed):
-    from graphpar.shortest_paths import MIN_DELTA, default_delta
+    from graphpar._shortest_paths import MIN_DELTA, default_delta
 
     g = graphpar.generate.uniform(150, 1500, seed=4)  # mean degree 10: 2 * wmax / 10 was 0
     rng = np.random.default_rng(1)
@@ -508,7 +548,7 @@ def test_subnormal_zero_and_extreme_weights_equal_scipy(kind, directed):
 
 
 def test_default_delta_is_positive_for_subnormal_weights():
-    from graphpar.shortest_paths import MIN_DELTA, default_delta
+    from graphpar._shortest_paths import MIN_DELTA, default_delta
 
     # mean degree 4: the rule 2 * 5e-324 / 4 rounds to 0
     g = Graph.from_edges(np.repeat(np.arange(4), 4), np.tile(np.arange(4), 4),

@@ -1,11 +1,14 @@
 """The ``graphpar`` command-line tool.
 
-Each subcommand lives in its own module of this package and provides
-``register(subparsers)``, which adds its parser and sets ``func`` to the
-function that runs it. Bad input, on the command line or in the data (the user
-errors, :data:`graphpar.errors.USER_ERRORS`), is printed as one ``graphpar:
-error: ...`` line with exit status 2; Ctrl-C as ``graphpar: interrupted`` with
-status 130; under MPI either ends the whole job.
+Each subcommand lives in one module of this package, holding both its serial
+and its MPI path, and provides ``register(subparsers)``, which adds its parser
+and sets ``func`` to ``run(args, ctx)``. :func:`main` decides once whether the
+process runs under ``mpiexec``; the shared driver (:mod:`graphpar.cli._driver`)
+runs the subcommand with that decision in a ``Context``. Bad input, on the
+command line or in the data (the user errors,
+:data:`graphpar.errors.USER_ERRORS`), is printed as one ``graphpar: error:
+...`` line with exit status 2; Ctrl-C as ``graphpar: interrupted`` with status
+130; under MPI either ends the whole job, the message printed once.
 """
 
 from __future__ import annotations
@@ -98,25 +101,36 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status.
 
+    This is the one place that decides whether the process is a rank of an
+    ``mpiexec`` job (:func:`graphpar.mpi.launched_under_mpi`); the decision
+    is passed down to the subcommand in its :class:`~graphpar.cli._driver.Context`.
+    A bad command line, ``--help`` and ``--version`` return their status
+    instead of raising ``SystemExit``.
+
     Examples
     --------
     >>> main(["--version"])  # doctest: +SKIP
     graphpar 0.1.0
+    0
     """
-    from graphpar.cli._errors import report_interrupt, run_reporting_errors
+    from graphpar.cli._driver import report_interrupt, run_command
+    from graphpar.mpi import launched_under_mpi
 
+    under_mpi = launched_under_mpi()
     try:
-        args = _parse_args(build_parser(), argv)
+        args = _parse_args(build_parser(), argv, under_mpi)
+    except SystemExit as exc:  # usage error (printed as one line), --help, --version
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except KeyboardInterrupt:  # Ctrl-C while starting up
-        return report_interrupt()
-    return run_reporting_errors(args.func, args)
+        return report_interrupt(under_mpi)
+    return run_command(args, under_mpi)
 
 
-def _parse_args(parser: argparse.ArgumentParser, argv):
+def _parse_args(parser: argparse.ArgumentParser, argv, under_mpi: bool):
     """Parse; under mpiexec only rank 0 prints usage errors and help (each rank exits alike)."""
-    from graphpar.mpi import launched_under_mpi, launcher_rank
+    from graphpar.mpi import launcher_rank
 
-    if not launched_under_mpi() or launcher_rank() == 0:
+    if not under_mpi or launcher_rank() == 0:
         return parser.parse_args(argv)
     import contextlib
     import os

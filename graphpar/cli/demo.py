@@ -1,4 +1,8 @@
-"""``graphpar demo``: run every workload on a built-in default and print a short report."""
+"""``graphpar demo``: run every workload on a built-in default and print a short report.
+
+Serial only: under ``mpiexec`` with more than one rank it refuses (every rank
+would run and print the whole demo).
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,16 @@ import time
 # demo, verifies it against a reference and prints a few lines.
 DEMO_STEPS = ("sssp", "gcn", "cox")
 
+NOT_UNDER_MPI = (
+    "graphpar demo does not run under mpiexec (every rank would run the whole demo); "
+    "run it without mpiexec, or run 'mpiexec -n K graphpar sssp|gcn|cox ...'"
+)
+
 
 def register(sub) -> None:
+    """Add the ``demo`` subcommand to ``sub``."""
     from graphpar.cli import int_in
+    from graphpar.cli._driver import add_shared_options
     from graphpar.generate import MAX_SCALE
 
     p = sub.add_parser(
@@ -21,15 +32,13 @@ def register(sub) -> None:
             "Generate a Kronecker graph (scale 18) and run delta-stepping SSSP from a few "
             "sources, verified against Dijkstra; train a GCN on Cora (from GRAPHPAR_DATA) "
             "or, without it, on a generated stochastic-block-model graph; fit a Cox model "
-            "to generated data with known coefficients."
+            "to generated data with known coefficients. Runs serially only, not under "
+            "mpiexec."
         ),
     )
-    p.add_argument("--threads", type=int_in(1), default=None,
-                   help="Numba threads (default: all)")
+    add_shared_options(p, seed=True)
     p.add_argument("--scale", type=int_in(1, MAX_SCALE), default=18,
                    help=f"Kronecker scale for SSSP, 1 to {MAX_SCALE} (default 18)")
-    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
-                   help="random seed (default 0)")
     p.set_defaults(func=run)
 
 
@@ -43,12 +52,11 @@ def _check_size(scale: int) -> None:
                  what=f"--scale {scale} (a Kronecker graph of {n} vertices, {m} edges)")
 
 
-def run(args) -> int:
-    from graphpar.threads import set_threads
-
+def run(args, ctx) -> int:
+    """Run ``graphpar demo`` in the context ``ctx``; return the exit status (1: a check failed)."""
+    ctx.refuse_mpi(NOT_UNDER_MPI)
     _check_size(args.scale)
-    threads = set_threads(args.threads)
-    print(f"graphpar demo ({threads} threads)")
+    print(f"graphpar demo ({ctx.threads} threads)")
     t0 = time.perf_counter()
     failed = 0
     for name in DEMO_STEPS:

@@ -1,21 +1,22 @@
-"""``graphpar gcn``: train a two-layer GCN on a Planetoid data set or a generated SBM graph."""
+"""``graphpar gcn``: train a two-layer GCN on a Planetoid data set or a generated SBM graph.
+
+Serially the model trains with :func:`graphpar.train_gcn`. Under ``mpiexec``
+every rank loads the data set (Planetoid graphs are small; rank 0 first, so
+that it alone downloads), the vertices are partitioned with ``--partition``
+(``metis`` by default when ``pymetis`` is installed, else ``block``) and the
+model trains with :func:`graphpar.mpi.train_gcn`; rank 0
+prints the serial report plus the partition, the halo of one feature column
+and the bytes sent per epoch.
+"""
 
 from __future__ import annotations
 
-import json
+import importlib.util
+import os
 import sys
-import time
-
-import numpy as np
 
 DATASETS = ("cora", "citeseer", "pubmed", "sbm")
-# The generated data set: SBM_BLOCKS classes of SBM_SIZE vertices, Planetoid-like split.
-SBM_BLOCKS = 7
-SBM_SIZE = 300
-SBM_P_IN = 6.0 / SBM_SIZE  # about 6 neighbours in the own block
-SBM_P_OUT = 2.0 / (SBM_SIZE * (SBM_BLOCKS - 1))  # about 2 in the others
-SBM_FEATURES = 64
-SBM_FLIP = 0.5  # share of vertices whose class indicator feature names a random class
+ENV_PARTITION = "GRAPHPAR_PARTITION"
 # Demo pass marks: Cora within 3.5 points of the paper's 81.5%; the SBM far above
 # chance (1/7) and above what the flipped indicator features alone allow (about 57%).
 DEMO_CORA_MIN = 0.78
@@ -23,6 +24,10 @@ DEMO_SBM_MIN = 0.75
 
 
 def register(sub) -> None:
+    """Add the ``gcn`` subcommand to ``sub``."""
+    from graphpar.cli._driver import add_shared_options
+    from graphpar.mpi.vertex_partitioners import METHODS
+
     p = sub.add_parser(
         "gcn",
         help="train a graph convolutional network (Kipf and Welling) and report its accuracy",
@@ -50,65 +55,64 @@ def register(sub) -> None:
     p.add_argument("--early-stopping", type=int, default=None, metavar="N",
                    help="stop when the validation loss exceeds the mean of the previous N "
                         "epochs (default: off)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--threads", type=int, default=None, help="Numba threads (default: all)")
     p.add_argument(
-        "--partition", default=None,
-        choices=("block", "edge", "random", "metis", "hypergraph"),
-        help="under mpiexec: how vertices are split across ranks (default: metis when "
-        "pymetis is installed, else block; metis and hypergraph need graphpar[partition])",
+        "--partition", default=None, choices=METHODS,
+        help="under mpiexec: how vertices are split across ranks (default: "
+        f"${ENV_PARTITION}, else metis when pymetis is installed, else block; metis and "
+        "hypergraph need graphpar[partition])",
     )
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object (no progress bar)")
+    add_shared_options(p, seed=True, json=True)
     p.set_defaults(func=run)
 
 
-def sbm_data(seed: int = 0):
-    """A Planetoid-like data set on a stochastic block model with planted classes.
+def load(name: str, data_dir=None, download: bool = True, seed: int = 0):
+    """The data set ``name``: a Planetoid name, or ``"sbm"`` (a generated one).
 
-    ``SBM_BLOCKS`` classes of ``SBM_SIZE`` vertices; features are a class
-    indicator that names a random class for a share ``SBM_FLIP`` of the
-    vertices, plus sparse random noise; split 20 per class / 500 / 1000.
+    ``"sbm"`` is :func:`graphpar.datasets.synthetic_sbm` with ``seed``.
 
     Examples
     --------
-    >>> d = sbm_data(0)
-    >>> d.adjacency.shape, int(d.train_mask.sum()), d.num_classes
-    ((2100, 2100), 140, 7)
+    >>> load("sbm", seed=1).num_classes
+    7
     """
-    import scipy.sparse as sp
+    from graphpar import datasets
 
-    from graphpar.datasets import Planetoid
-    from graphpar.generate import sbm
-
-    g, labels = sbm([SBM_SIZE] * SBM_BLOCKS, SBM_P_IN, SBM_P_OUT, seed=seed)
-    rng = np.random.default_rng(seed)
-    n = g.n
-    shown = np.where(rng.random(n) < SBM_FLIP, rng.integers(0, SBM_BLOCKS, n), labels)
-    X = (rng.random((n, SBM_FEATURES)) < 0.05).astype(np.float32)
-    X[np.arange(n), shown] = 1.0
-    train = np.zeros(n, bool)
-    for c in range(SBM_BLOCKS):
-        train[rng.choice(np.flatnonzero(labels == c), 20, replace=False)] = True
-    rest = rng.permutation(np.flatnonzero(~train))
-    val = np.zeros(n, bool)
-    val[rest[:500]] = True
-    test = np.zeros(n, bool)
-    test[rest[500:1500]] = True
-    return Planetoid(g.to_scipy(), sp.csr_array(X), labels.astype(np.int64), train, val, test)
-
-
-def load(name: str, data_dir=None, download: bool = True, seed: int = 0):
-    """The data set ``name`` (a Planetoid name or ``"sbm"``)."""
     if name == "sbm":
-        return sbm_data(seed)
-    from graphpar.datasets import load_planetoid
-
-    return load_planetoid(name, root=data_dir, download=download)
+        return datasets.synthetic_sbm(seed)
+    return datasets.load_planetoid(name, root=data_dir, download=download)
 
 
-class _Progress:
-    """A one-line progress bar over epochs on a terminal."""
+def partition_method(args) -> str:
+    """The partitioner: ``args.partition``, else ``$GRAPHPAR_PARTITION``, else
+    ``metis`` when pymetis is installed, else ``block``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> partition_method(argparse.Namespace(partition="hypergraph"))
+    'hypergraph'
+    """
+    from graphpar.mpi.vertex_partitioners import METHODS
+
+    method = getattr(args, "partition", None) or os.environ.get(ENV_PARTITION, "").strip()
+    if not method:
+        method = "metis" if importlib.util.find_spec("pymetis") else "block"
+    if method not in METHODS:
+        raise ValueError(f"{ENV_PARTITION} must be one of {', '.join(METHODS)}; got {method!r}")
+    return method
+
+
+class ProgressBar:
+    """A one-line progress bar over epochs, for ``train_gcn(callback=...)`` on a terminal.
+
+    Examples
+    --------
+    >>> import io
+    >>> bar = ProgressBar(4, io.StringIO())
+    >>> bar(2, {"loss": 0.5, "val_accuracy": 0.75})
+    >>> bar.stream.getvalue()
+    '\\repoch 2/4 [###############...............] loss 0.5000  val acc 0.7500'
+    """
 
     def __init__(self, total: int, stream):
         self.total = total
@@ -125,31 +129,67 @@ class _Progress:
         self.stream.flush()
 
     def close(self) -> None:
+        """Clear the line."""
         self.stream.write("\r" + " " * 79 + "\r")
         self.stream.flush()
 
 
-def train_and_report(args, data, *, as_json: bool, progress: bool) -> dict:
-    """Train on ``data`` with the options in ``args``; print and return the results."""
-    from graphpar.gcn_model import train_gcn
-    from graphpar.threads import get_threads
+# The numeric options and the train_gcn parameters they set.
+_OPTIONS = ("epochs", "hidden", "lr", "dropout", "weight_decay", "early_stopping", "seed")
 
-    bar = _Progress(args.epochs, sys.stdout) if progress else None
+
+def check_args(args) -> None:
+    """Refuse a meaningless numeric option with one line naming it and its value.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> check_args(argparse.Namespace(epochs=200, hidden=16, lr=0.0, dropout=0.5,
+    ...     weight_decay=5e-4, early_stopping=None, seed=0))
+    Traceback (most recent call last):
+    ...
+    ValueError: --lr must be a finite number > 0, got 0.0
+    """
+    from graphpar._gcn_model import check_training_options
+
+    check_training_options(
+        {key: "--" + key.replace("_", "-") for key in _OPTIONS},
+        **{key: getattr(args, key) for key in _OPTIONS},
+    )
+
+
+def _load_data(args, ctx):
+    """The data set on every rank: rank 0 first (and downloads when allowed), then the others."""
+    def load_here(first: bool):
+        if ctx.is_root != first:
+            return None
+        return load(args.dataset, args.data_dir, download=first and not args.no_download,
+                    seed=args.seed)
+
+    data = ctx.collectively(lambda: load_here(True))
+    if ctx.mpi:
+        rest = ctx.collectively(lambda: load_here(False))
+        data = data if ctx.is_root else rest
+    return data
+
+
+def _train(args, data, ctx, *, progress: bool, method: str | None = None):
+    """Train on ``data`` with the options in ``args``: serially, or across the ranks."""
+    bar = ProgressBar(args.epochs, sys.stdout) if progress else None
+    options = dict(hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
+                   weight_decay=args.weight_decay, early_stopping=args.early_stopping,
+                   seed=args.seed, callback=bar)
     try:
-        res = train_gcn(
-            data, hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
-            weight_decay=args.weight_decay, early_stopping=args.early_stopping,
-            seed=args.seed, callback=bar,
-        )
+        if not ctx.mpi:
+            from graphpar import train_gcn
+
+            return train_gcn(data, **options)
+        from graphpar.mpi import train_gcn
+
+        return ctx.collectively(lambda: train_gcn(data, method=method, comm=ctx.comm, **options))
     finally:
         if bar is not None:
             bar.close()
-    out = report_fields(args, data, res, get_threads())
-    if as_json:
-        print(json.dumps(out))
-    else:
-        print_report(args, out)
-    return out
 
 
 def report_fields(args, data, res, threads: int) -> dict:
@@ -177,8 +217,24 @@ def report_fields(args, data, res, threads: int) -> dict:
     }
 
 
+def _mpi_fields(stats) -> dict:
+    """The report fields of a :class:`graphpar.mpi.GCNMPIStats` (``TrainResult.mpi``)."""
+    return {
+        "ranks": stats.ranks,
+        "partition": stats.method,
+        "exchange": stats.mode,
+        "halo_rows_total": stats.halo_rows,
+        "halo_rows_largest": stats.halo.largest_rows,
+        "halo_bytes_per_epoch": int(stats.halo_bytes_per_epoch),
+        "allreduce_bytes_per_epoch": int(stats.allreduce_bytes_per_epoch),
+    }
+
+
 def print_report(args, out: dict) -> None:
     """Print the human-readable ``graphpar gcn`` report from :func:`report_fields`.
+
+    With the MPI fields (``ranks`` ...) one more line gives the partition and
+    the bytes exchanged.
 
     Examples
     --------
@@ -199,62 +255,44 @@ def print_report(args, out: dict) -> None:
     print(f"train accuracy {out['train_accuracy']:.4f}")
     print(f"val accuracy   {out['val_accuracy']:.4f}")
     print(f"test accuracy  {out['test_accuracy']:.4f}")
+    if "ranks" in out:
+        print(f"{out['ranks']} ranks, partition {out['partition']} ({out['exchange']} "
+              f"exchange): halo {out['halo_rows_total']} rows in total, at most "
+              f"{out['halo_rows_largest']} per rank; {_fmt(out['halo_bytes_per_epoch'])} of "
+              f"halo rows (all ranks) and {_fmt(out['allreduce_bytes_per_epoch'])} of "
+              "gradients (per rank) per epoch")
 
 
-# The numeric options and the train_gcn parameters they set.
-_OPTIONS = ("epochs", "hidden", "lr", "dropout", "weight_decay", "early_stopping", "seed")
+def _fmt(b: float) -> str:
+    for unit, size in (("MiB", 2**20), ("KiB", 2**10)):
+        if b >= size:
+            return f"{b / size:.1f} {unit}"
+    return f"{int(b)} B"
 
 
-def check_args(args) -> None:
-    """Refuse a meaningless numeric option with one line naming it and its value.
-
-    Examples
-    --------
-    >>> import argparse
-    >>> check_args(argparse.Namespace(epochs=200, hidden=16, lr=0.01, dropout=0.5,
-    ...     weight_decay=5e-4, early_stopping=None, seed=-1, threads=None))
-    Traceback (most recent call last):
-    ...
-    ValueError: --seed must be a non-negative integer, got -1
-    """
-    from graphpar.gcn_model import check_training_options
-
-    check_training_options(
-        {key: "--" + key.replace("_", "-") for key in _OPTIONS},
-        **{key: getattr(args, key) for key in _OPTIONS},
-    )
-    threads = getattr(args, "threads", None)
-    if threads is not None and threads < 1:
-        raise ValueError(f"--threads must be a positive integer, got {threads}")
-
-
-def run(args) -> int:
-    from graphpar.mpi import launched_under_mpi
-    from graphpar.threads import set_threads
-
-    if launched_under_mpi():
-        from graphpar.mpi.cli_gcn import run_distributed
-        from graphpar.mpi.comm import run_collectively
-
-        run_collectively(lambda: check_args(args))  # every rank: one message, exit 2
-        return run_distributed(args)
-    check_args(args)
-    set_threads(args.threads)
-    t0 = time.perf_counter()
-    data = load(args.dataset, args.data_dir, download=not args.no_download, seed=args.seed)
-    if not args.json:
-        print(f"loaded {args.dataset} in {time.perf_counter() - t0:.2f} s")
-    progress = not args.json and sys.stdout.isatty()
-    train_and_report(args, data, as_json=args.json, progress=progress)
+def run(args, ctx) -> int:
+    """Run ``graphpar gcn`` in the context ``ctx`` (serial or one MPI rank); return 0."""
+    ctx.collectively(lambda: check_args(args))
+    method = ctx.collectively(lambda: partition_method(args)) if ctx.mpi else None
+    data, load_s = ctx.timed(lambda: _load_data(args, ctx))
+    if not ctx.as_json:
+        ctx.print(f"loaded {args.dataset} in {load_s:.2f} s")
+    progress = ctx.is_root and not ctx.as_json and sys.stdout.isatty()
+    res = _train(args, data, ctx, progress=progress, method=method)
+    fields = report_fields(args, data, res, ctx.threads)
+    if res.mpi is not None:
+        fields.update(_mpi_fields(res.mpi))
+    ctx.report(fields, lambda out: print_report(args, out))
     return 0
 
 
 def demo(args) -> bool:
     """The GCN step of ``graphpar demo``: Cora from GRAPHPAR_DATA, else a generated SBM."""
     import argparse
-    import os
 
+    from graphpar.cli._driver import Context
     from graphpar.datasets import load_planetoid
+    from graphpar.threads import get_threads
 
     seed = getattr(args, "seed", 0)
     data, name, mark = None, "sbm", DEMO_SBM_MIN
@@ -265,16 +303,19 @@ def demo(args) -> bool:
         except FileNotFoundError:
             data = None
     if data is None:
-        data = sbm_data(seed)
+        data = load("sbm", seed=seed)
+        k = data.num_classes
         print(
             f"GCN: Cora not found in GRAPHPAR_DATA; using a generated SBM graph "
-            f"({SBM_BLOCKS} planted classes of {SBM_SIZE}, chance {1 / SBM_BLOCKS:.2f})"
+            f"({k} planted classes of {data.adjacency.shape[0] // k}, chance {1 / k:.2f})"
         )
     opts = argparse.Namespace(
         dataset=name, epochs=200, hidden=16, lr=0.01, dropout=0.5, weight_decay=5e-4,
         early_stopping=None, seed=seed,
     )
-    out = train_and_report(opts, data, as_json=False, progress=False)
+    ctx = Context(threads=get_threads())
+    out = report_fields(opts, data, _train(opts, data, ctx, progress=False), ctx.threads)
+    print_report(opts, out)
     ok = out["test_accuracy"] >= mark
     print(f"GCN check: test accuracy {out['test_accuracy']:.4f} >= {mark:.2f}: "
           f"{'ok' if ok else 'FAILED'}")

@@ -1,4 +1,8 @@
-"""``graphpar generate {kron,uniform,grid,sbm} ... -o FILE``: generate a graph and write it."""
+"""``graphpar generate {kron,uniform,grid,sbm} ... -o FILE``: generate a graph and write it.
+
+Serial only: under ``mpiexec`` with more than one rank it refuses (every rank
+would write the same file); ``graphpar sssp --generate`` generates in parallel.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,12 @@ followed by .gz, .bz2 or .xz (or give --format).
 
 Sizes are checked before anything is allocated: a graph that would need more
 memory than GRAPHPAR_MAX_MEMORY (default 80% of RAM) is refused; set it to raise
-the limit."""
+the limit. Runs serially only, not under mpiexec."""
+
+NOT_UNDER_MPI = (
+    "graphpar generate does not run under mpiexec (every rank would write the same file); "
+    "run it without mpiexec, or use 'graphpar sssp --generate' for distributed generation"
+)
 
 
 def _weights(text: str):
@@ -55,7 +64,9 @@ def _probability(text: str) -> float:
 
 
 def register(sub) -> None:
+    """Add the ``generate`` subcommand to ``sub``."""
     from graphpar.cli import int_in
+    from graphpar.cli._driver import add_shared_options
     from graphpar.generate import MAX_SCALE
 
     p = sub.add_parser(
@@ -108,13 +119,10 @@ def register(sub) -> None:
     s.add_argument("--labels", default=None, help="also save the block labels to this .npy")
 
     for q in (k, u, g, s):
-        q.add_argument("-o", "--output", required=True, help="output file (format by suffix)")
+        add_shared_options(q, seed=True, output="the graph (format by suffix)",
+                           output_required=True)
         q.add_argument("--format", default=None,
                        help="output format if not the suffix: gr, mtx, el, wel, npz")
-        q.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
-                       help="random seed (default 0)")
-        q.add_argument("--threads", type=int, default=None,
-                       help="Numba threads (default: all, or GRAPHPAR_NUM_THREADS)")
         q.set_defaults(func=run)
 
 
@@ -133,16 +141,16 @@ def _weight_args(parser) -> None:
                         help="largest integer weight (default 255)")
 
 
-def run(args) -> int:
+def run(args, ctx) -> int:
+    """Run ``graphpar generate`` in the context ``ctx``; return the exit status."""
     from graphpar import generate
     from graphpar.io import detect_format, write_graph
-    from graphpar.threads import set_threads
 
+    ctx.refuse_mpi(NOT_UNDER_MPI)
     fmt, comp = detect_format(args.output, args.format)  # a bad suffix fails before any work
     if args.generator == "sbm" and args.labels is not None and not args.labels.endswith(".npy"):
         raise ValueError(f"--labels must name a .npy file, got {args.labels!r}")
     _check_size(args)
-    threads = set_threads(args.threads)
     t0 = time.perf_counter()
     labels = None
     if args.generator == "kron":
@@ -170,7 +178,7 @@ def run(args) -> int:
     kind = "directed" if graph.directed else "undirected"
     print(
         f"{args.generator}: n={graph.n} nnz={graph.nnz} ({kind}) generated in {t1 - t0:.2f} s "
-        f"({threads} threads), wrote {args.output} ({fmt}{comp or ''}) in {t2 - t1:.2f} s"
+        f"({ctx.threads} threads), wrote {args.output} ({fmt}{comp or ''}) in {t2 - t1:.2f} s"
     )
     return 0
 
@@ -194,9 +202,9 @@ def _check_size(args) -> None:
         n, m, directed = args.rows * cols, args.rows * (cols - 1) + (args.rows - 1) * cols, False
         what = f"--rows {args.rows} --cols {cols}"
     else:
-        from graphpar.generate import _sbm_size
+        from graphpar.generate import sbm_size
 
-        n, m = _sbm_size(args.blocks, args.p_in, args.p_out)
+        n, m = sbm_size(args.blocks, args.p_in, args.p_out)
         directed = False
         what = f"--blocks with {n} vertices, --p-in {args.p_in} --p-out {args.p_out}"
     check_memory(generation_bytes(n, m, directed), what=f"{what} ({n} vertices, {m} edges)")

@@ -4,14 +4,19 @@ Prints the vertices reached, the largest finite distance, the time and the
 MTEPS, where the edges counted are the stored (directed) edges leaving the
 reached vertices, each counted once, over the time of the search alone
 (reading the graph and compiling are excluded).
-Under ``mpiexec`` the distributed implementation takes over
-(:mod:`graphpar.mpi.cli_sssp`).
+
+Under ``mpiexec`` the same command runs distributed: every rank reads its share
+of the graph (:func:`graphpar.mpi.read_graph`) or generates it in parallel
+(:mod:`graphpar.mpi.generate`), the search is :func:`graphpar.mpi.sssp.sssp`,
+and rank 0 prints the same report with four more entries: ``ranks``,
+``rounds`` (bulk-synchronous exchanges), ``buckets`` and ``bytes_exchanged``
+(request bytes sent between ranks, all ranks together). ``--output`` and
+``--verify`` gather the distances (and, for ``--verify``, the graph as read)
+on rank 0.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 import time
 
@@ -95,26 +100,32 @@ def generate_size(spec: str) -> tuple[str, int, int, int, int, bool]:
     return kind, a, b, a * b, a * (b - 1) + (a - 1) * b, False
 
 
-def _generate(spec: str, seed: int):
-    from graphpar import generate
-    from graphpar.limits import check_memory
-
+def _generate(spec: str, seed: int, ctx):
+    """The graph of a ``--generate`` spec: whole, or under MPI this rank's share."""
     kind, a, b, n, m, directed = generate_size(spec)
-    # the search needs a few more vertex-sized arrays than the generator
-    check_memory(generate.generation_bytes(n, m, directed) + 32 * n,
-                 what=f"--generate {spec} ({n} vertices, {m} edges)")
-    if kind == "kron":
-        return generate.kronecker(a, b, seed=seed)
-    if kind == "uniform":
-        return generate.uniform(a, b, seed=seed)
-    return generate.grid_road(a, b, seed=seed)
+    what = f"--generate {spec}"
+    if ctx.mpi:
+        from graphpar.mpi import generate as gen
+
+        gen.check_rank_memory(n, m, directed, what, ctx.comm)
+        where = {"comm": ctx.comm}
+    else:
+        from graphpar import generate as gen
+        from graphpar.limits import check_memory
+
+        # the search needs a few more vertex-sized arrays than the generator
+        check_memory(gen.generation_bytes(n, m, directed) + 32 * n,
+                     what=f"{what} ({n} vertices, {m} edges)")
+        where = {}
+    make = {"kron": gen.kronecker, "uniform": gen.uniform, "grid": gen.grid_road}[kind]
+    return make(a, b, seed=seed, **where)
 
 
 def register(sub) -> None:
     """Add the ``sssp`` subcommand to ``sub``."""
     import argparse
 
-    from graphpar.cli import int_in
+    from graphpar.cli._driver import add_shared_options
 
     p = sub.add_parser(
         "sssp",
@@ -132,8 +143,6 @@ def register(sub) -> None:
                    help="graph file (.gr, .mtx, .el/.txt, .wel, .npz; optionally .gz/.bz2/.xz)")
     p.add_argument("--generate", metavar="SPEC",
                    help="generate the graph instead: kron:SCALE, uniform:N[:M], grid:ROWS[:COLS]")
-    p.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
-                   help="seed for --generate (default 0)")
     p.add_argument("--format", default=None, help="file format when the suffix does not say")
     p.add_argument("--source", type=int, default=0, help="source vertex, 0-based (default 0)")
     p.add_argument("--delta", type=float, default=None,
@@ -141,132 +150,141 @@ def register(sub) -> None:
     p.add_argument("--limit", type=float, default=None,
                    help="treat vertices farther than this as unreachable")
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")
-    p.add_argument("--threads", type=int_in(1), default=None,
-                   help="Numba threads (default: all)")
-    p.add_argument("--output", metavar="DIST.npy", help="save the distances (float64 .npy)")
     p.add_argument("--verify", action="store_true",
                    help="check against the serial Dijkstra; exit status 1 if they differ")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_shared_options(p, seed=True, json=True, output="the distances (float64 .npy)",
+                       output_metavar="DIST.npy")
     p.set_defaults(func=run)
 
 
-def _plain(value):
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
+def _load(args, ctx):
+    """Read or generate the graph and prepare the one searched.
 
-
-def print_report(stats: dict, as_json: bool) -> None:
-    """Print every entry of ``stats``: one JSON object, or one ``key: value`` line each.
-
-    Examples
-    --------
-    >>> print_report({"reached": 3, "time_s": 0.0012345}, as_json=False)
-    reached: 3
-    time_s:  0.0012345
-    >>> print_report({"reached": 3, "max_distance": np.float64(7.0)}, as_json=True)
-    {"reached": 3, "max_distance": 7.0}
+    Returns ``(graph, searched, name, seconds)``: the graph as read or
+    generated (under MPI, this rank's share), the checked graph the search
+    runs on (symmetrised with ``--undirected``), its name and the time taken
+    (the slowest rank's).
     """
-    if as_json:
-        print(json.dumps({k: _plain(v) for k, v in stats.items()}))
-        return
-    width = max((len(k) for k in stats), default=0) + 1
-    for key, value in stats.items():
-        value = _plain(value)
-        text = f"{value:.6g}" if isinstance(value, float) else str(value)
-        print(f"{key + ':':<{width}} {text}")
-
-
-def _load(args):
-    """Read or generate the graph and check it.
-
-    Returns ``(graph, searched, name, seconds, max weight)``: the graph as read
-    or generated, the checked graph the search runs on (symmetrised with
-    ``--undirected``), its name, the time taken and its largest finite weight.
-    """
-    from graphpar._validation import _validate_with_max_weight
-
-    t0 = time.perf_counter()
-    if args.generate:
-        if args.graph_file:
+    def load():
+        if args.generate and args.graph_file:
             raise ValueError("give either GRAPH_FILE or --generate, not both")
-        g = _generate(args.generate, args.seed)
-        name = args.generate
-    elif args.graph_file:
+        if args.generate:
+            return _generate(args.generate, args.seed, ctx), args.generate
+        if not args.graph_file:
+            raise ValueError("give a GRAPH_FILE or --generate SPEC")
+        # the search needs weights >= 0: refuse others naming the file and line
+        if ctx.mpi:
+            from graphpar.mpi import read_graph
+
+            return read_graph(args.graph_file, args.format, weights="nonnegative",
+                              comm=ctx.comm), str(args.graph_file)
         from graphpar.io import read_graph
 
-        # the search needs weights >= 0: refuse others naming the file and line
-        g = read_graph(args.graph_file, format=args.format, weights="nonnegative")
-        name = str(args.graph_file)
-    else:
-        raise ValueError("give a GRAPH_FILE or --generate SPEC")
-    searched, wmax = _validate_with_max_weight(g, not args.undirected, "nonnegative",
-                                               "csgraph")
-    return g, searched, name, time.perf_counter() - t0, wmax
+        return read_graph(args.graph_file, format=args.format,
+                          weights="nonnegative"), str(args.graph_file)
+
+    def load_and_prepare():
+        graph, name = ctx.collectively(load)
+        if ctx.mpi:
+            searched = graph if not args.undirected else graph.symmetrized()
+            searched.ghosts()  # per-graph preparation (ghost ids, rows by weight)
+        else:
+            from graphpar import validate_graph
+
+            searched = validate_graph(graph, not args.undirected)
+        return graph, searched, name
+
+    (graph, searched, name), seconds = ctx.timed(load_and_prepare)
+    return graph, searched, name, seconds
 
 
-def _warm_up() -> None:
+def _warm_up(ctx) -> None:
     """Load the compiled kernels on a tiny graph so that the timed search excludes it."""
-    from graphpar.graph import Graph
-    from graphpar.shortest_paths import sssp
+    from graphpar import Graph
 
-    sssp(Graph.from_edges([0, 1], [1, 2], [1.0, 2.0]), 0)
+    tiny = Graph.from_edges([0, 1], [1, 2], [1.0, 2.0])
+    if ctx.mpi:
+        from graphpar.mpi import distribute_graph
+        from graphpar.mpi.sssp import sssp
+
+        sssp(distribute_graph(tiny if ctx.is_root else None, comm=ctx.comm), 0)
+    else:
+        from graphpar import sssp
+
+        sssp(tiny, 0)
 
 
-def run(args) -> int:
-    """Run ``graphpar sssp``; return the exit status."""
-    from graphpar.mpi import launched_under_mpi
+def _search(searched, source: int, delta, limit: float, ctx):
+    """Run the search; return this process's distances and the :class:`graphpar.SSSPStats`."""
+    if ctx.mpi:
+        from graphpar.mpi.sssp import sssp
+    else:
+        from graphpar import sssp
+    # searched is already symmetrised with --undirected: searched as it is
+    return sssp(searched, source, delta=delta, limit=limit, return_stats=True)
 
-    if launched_under_mpi():
-        from graphpar.mpi.cli_sssp import run_distributed
 
-        return run_distributed(args)
+def _verify(graph, source: int, dist, directed: bool, limit: float, ctx) -> bool:
+    """Check ``dist`` against the serial Dijkstra on the graph as read (on rank 0 under MPI).
 
+    The graph the user asked for, with the user's direction, checked on its
+    own: not the (symmetrised) one searched.
+    """
+    from graphpar import verify_sssp
+
+    def check(g):
+        return verify_sssp(g, source, dist, directed=directed, limit=limit,
+                           against_dijkstra=True)
+
+    if not ctx.mpi:
+        return check(graph)
+
+    def gather_and_check():
+        g = graph.gather(root=0)
+        return check(g) if ctx.is_root else None
+
+    return bool(ctx.comm.bcast(ctx.collectively(gather_and_check), root=0))
+
+
+def run(args, ctx) -> int:
+    """Run ``graphpar sssp`` in the context ``ctx`` (serial or one MPI rank); return the status.
+
+    Exit status 1 when ``--verify`` finds a wrong distance.
+    """
     from graphpar._validation import check_sources
-    from graphpar.shortest_paths import _solve, verify_sssp
-    from graphpar.threads import set_threads
 
-    threads = set_threads(args.threads)
-    graph, g, name, load_time, wmax = _load(args)
-    sources, _ = check_sources(args.source, g.n, name="--source")
-    from graphpar.shortest_paths import _check_delta, _check_limit
-
-    delta = _check_delta(args.delta)
-    limit = _check_limit(np.inf if args.limit is None else args.limit)
-    _warm_up()
-    info: dict = {}
-    t0 = time.perf_counter()
-    dist, _ = _solve(g, sources, "delta-stepping", delta, limit, threads, False, info, wmax)
-    elapsed = time.perf_counter() - t0
-    dist = dist[0]
-    finite = np.isfinite(dist)
-    traversed = int(np.diff(g.indptr)[finite].sum())
+    graph, searched, name, load_time = _load(args, ctx)
+    n = searched.gn if ctx.mpi else searched.n
+    source = ctx.collectively(lambda: int(check_sources(args.source, n, name="--source")[0][0]))
+    limit = np.inf if args.limit is None else args.limit
+    _warm_up(ctx)
+    dist, st = _search(searched, source, args.delta, limit, ctx)
     stats = {
         "graph": name,
-        "vertices": g.n,
-        "edges": g.nnz,
+        "vertices": st.vertices,
+        "edges": st.edges,
         "directed": not args.undirected,
-        "source": int(sources[0]),
-        "delta": info["delta"],
-        "threads": threads,
-        "reached": int(finite.sum()),
-        "max_distance": float(dist[finite].max()),
-        "time_s": elapsed,
+        "source": source,
+        "delta": st.delta,
+        "threads": st.threads,
+        "reached": st.reached,
+        "max_distance": st.max_distance,
+        "time_s": st.seconds,
         "load_time_s": load_time,
-        "mteps": traversed / elapsed / 1e6 if elapsed > 0 else float("inf"),
+        "mteps": st.mteps,
     }
+    if ctx.mpi:
+        stats.update(ranks=st.mpi.ranks, rounds=st.mpi.rounds, buckets=st.mpi.buckets,
+                     bytes_exchanged=st.mpi.bytes_exchanged)
+        dist = searched.gather_vertex_values(dist, root=0)  # None on the other ranks
     if args.output:
-        np.save(args.output, dist)
+        ctx.write(lambda: np.save(args.output, dist))
     status = 0
     if args.verify:
-        # the graph the user asked for, checked on its own, not the one searched
-        ok = verify_sssp(graph, int(sources[0]), dist, directed=not args.undirected,
-                         limit=limit, against_dijkstra=True)
+        ok = _verify(graph, source, dist, not args.undirected, limit, ctx)
         stats["verified"] = ok
         status = 0 if ok else 1
-    print_report(stats, args.json)
+    ctx.report(stats)
     return status
 
 
@@ -276,9 +294,8 @@ def demo(args) -> bool:
     Uses ``args.scale`` and ``args.seed`` (the demo's options, checked
     there); returns True when every search matched the serial Dijkstra.
     """
-    from graphpar import generate
-    from graphpar.shortest_paths import _solve, verify_sssp
-    from graphpar.threads import get_threads
+    from graphpar import generate, sssp, verify_sssp
+    from graphpar.cli._driver import Context
 
     scale, seed = args.scale, args.seed
     t0 = time.perf_counter()
@@ -290,21 +307,13 @@ def demo(args) -> bool:
     candidates = np.flatnonzero(deg > 0)
     rng = np.random.default_rng(seed)
     sources = rng.choice(candidates, size=min(4, candidates.size), replace=False)
-    _warm_up()
+    _warm_up(Context())
     all_ok = True
     for s in sources:
-        info: dict = {}
-        t0 = time.perf_counter()
-        dist, _ = _solve(g, np.array([s]), "delta-stepping", None, np.inf, get_threads(),
-                         False, info)
-        elapsed = time.perf_counter() - t0
-        dist = dist[0]
-        finite = np.isfinite(dist)
-        traversed = int(deg[finite].sum())
+        dist, st = sssp(g, int(s), return_stats=True)
         ok = verify_sssp(g, int(s), dist, against_dijkstra=True)
         all_ok &= ok
-        print(f"  source {int(s):>8}: reached {int(finite.sum())}, max distance "
-              f"{float(dist[finite].max()):g}, {elapsed * 1e3:.1f} ms, "
-              f"{traversed / elapsed / 1e6:.0f} MTEPS, "
+        print(f"  source {int(s):>8}: reached {st.reached}, max distance "
+              f"{st.max_distance:g}, {st.seconds * 1e3:.1f} ms, {st.mteps:.0f} MTEPS, "
               f"{'verified against Dijkstra' if ok else 'MISMATCH with Dijkstra'}")
     return bool(all_ok)

@@ -2,14 +2,25 @@
 
 Importing this package does not import mpi4py; its submodules do:
 
-- :mod:`graphpar.mpi.partition`: :class:`BlockPartition` (pure, no MPI).
+- :mod:`graphpar.mpi.blocks`: :class:`BlockPartition`, contiguous vertex blocks
+  (pure, no MPI).
+- :mod:`graphpar.mpi.vertex_partitioners`: the vertex partitioners of the
+  distributed GCN (block, edge, random, METIS, hypergraph; pure, no MPI).
 - :mod:`graphpar.mpi.comm`: :func:`get_comm`, :func:`setup_threads` (threads per
   rank), :func:`abort_on_error`.
-- :mod:`graphpar.mpi.graph`: :class:`DistGraph`, :func:`scatter_graph`.
-- :mod:`graphpar.mpi.io`: :func:`read_graph` (parallel reading of graph files).
+- :mod:`graphpar.mpi.graph`: :class:`DistGraph`, :func:`distribute_graph`.
+- :mod:`graphpar.mpi.io`: :func:`read_graph` (parallel reading of graph files)
+  and :func:`read_table_rows` (each rank's rows of a survival table).
 - :mod:`graphpar.mpi.generate`: ``kronecker``, ``uniform``, ``grid_road``
   generated in parallel.
-- :mod:`graphpar.mpi.sssp`: ``sssp`` (distributed delta-stepping) and its result.
+- :mod:`graphpar.mpi.sssp`: ``sssp`` (distributed delta-stepping, the arguments and
+  results of :func:`graphpar.sssp` on each rank's vertices) and :class:`SSSPMPIStats`
+  (the ``mpi`` field of its :class:`graphpar.SSSPStats`).
+- :mod:`graphpar.mpi.gcn`: :func:`train_gcn` (:func:`graphpar.train_gcn` across the
+  ranks; its :class:`graphpar.TrainResult` has ``mpi`` a :class:`GCNMPIStats`),
+  :func:`distribute_operator` (a :class:`DistOperator`: ``A @ H`` with a halo exchange).
+- :mod:`graphpar.mpi.cox`: :class:`CoxPH` (:class:`graphpar.CoxPH` on rows spread
+  across the ranks; ``mpi_stats_`` a :class:`CoxMPIStats`), :func:`distribute_cox`.
 
 The names above are also available here, loaded on first use (``sssp`` and
 ``generate`` are the submodules of those names). See docs/distributed.md.
@@ -21,14 +32,22 @@ import importlib
 import os
 
 _LAZY = {
-    "BlockPartition": "graphpar.mpi.partition",
+    "BlockPartition": "graphpar.mpi.blocks",
     "get_comm": "graphpar.mpi.comm",
     "setup_threads": "graphpar.mpi.comm",
     "abort_on_error": "graphpar.mpi.comm",
     "DistGraph": "graphpar.mpi.graph",
-    "scatter_graph": "graphpar.mpi.graph",
+    "distribute_graph": "graphpar.mpi.graph",
     "read_graph": "graphpar.mpi.io",
-    "DistSSSPResult": "graphpar.mpi.sssp",
+    "read_table_rows": "graphpar.mpi.io",
+    "SSSPMPIStats": "graphpar.mpi.sssp",
+    "CoxPH": "graphpar.mpi.cox",
+    "CoxMPIStats": "graphpar.mpi.cox",
+    "distribute_cox": "graphpar.mpi.cox",
+    "train_gcn": "graphpar.mpi.gcn",
+    "GCNMPIStats": "graphpar.mpi.gcn",
+    "DistOperator": "graphpar.mpi.gcn",
+    "distribute_operator": "graphpar.mpi.gcn",
 }
 
 

@@ -1,4 +1,11 @@
-"""Distributed Cox proportional-hazards: patients split across ranks in time order.
+"""Distributed Cox proportional-hazards: :class:`CoxPH` on patient rows spread across ranks.
+
+:class:`CoxPH` mirrors :class:`graphpar.CoxPH`: the same parameters (plus
+``comm``), the same ``fit`` arguments (each rank passes the rows it holds),
+the same fitted attributes and summary, plus ``mpi_stats_``
+(:class:`CoxMPIStats`). Its Newton iteration is the serial estimator's own;
+only the problem it maximises is distributed (:func:`distribute_cox`, the
+:class:`DistCoxProblem`).
 
 Layout: the rows are sorted globally by stratum, then by time descending (the
 order of :mod:`graphpar.kernels.cox`), and rank ``r`` holds one contiguous
@@ -6,7 +13,10 @@ block of that order. A sample sort puts them there: every rank sorts the rows
 it read, the ranks agree on splitter keys ``(stratum, time)`` from regular
 samples, and one ``Alltoallv`` moves each row to its rank. A row whose key
 equals a splitter goes to the later rank, so the rows sharing a key (a tie
-group) always land on one rank; strata may span ranks.
+group) always land on one rank; strata may span ranks. Stratum labels of any
+type get the serial fit's codes (the ranks agree on the sorted set of labels).
+With ``timefix`` (R's ``aeqSurv``, as serially) the rows are first sorted by
+time alone and near-tied times merged, a run of near ties spanning ranks.
 
 One evaluation of the log partial likelihood, gradient and Hessian at
 ``beta`` reads the local rows once with the shared-memory kernel:
@@ -27,26 +37,30 @@ One evaluation of the log partial likelihood, gradient and Hessian at
    corrects its gradient and Hessian instead of running the kernel again.
 5. Log-likelihood, gradient and Hessian summed with one ``Allreduce``.
 
-Newton-Raphson with step halving runs the same on every rank (the reduced
-quantities are identical everywhere), so the coefficients equal the serial
-fit's up to the order of floating-point sums.
+The reduced quantities are identical on every rank, so Newton-Raphson takes
+the same steps everywhere, and the coefficients equal the serial fit's up to
+the order of floating-point sums.
 """
 
 from __future__ import annotations
 
+import statistics
+from dataclasses import dataclass
+from time import perf_counter
+
 import numpy as np
+from mpi4py import MPI
 
+from graphpar._cox import CoxPH as _SerialCoxPH
+from graphpar._cox_problem import TIMEFIX_TOL, tie_code
+from graphpar._validation import check_cox_arrays
 from graphpar.kernels import cox as K
+from graphpar.mpi.comm import get_comm, run_collectively
 
-TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}
+__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "distribute_cox"]
+
 CHUNK_ROWS = 1 << 14   # rows per kernel chunk (the kernel's unit of parallel work)
 SAMPLES_PER_RANK = 256
-
-
-def _comm(comm):
-    from graphpar.mpi.halo import _comm as get
-
-    return get(comm)
 
 
 # --------------------------------------------------------------------------- sorting
@@ -93,8 +107,6 @@ def _splitters(strata_sorted, time_sorted, comm):
 
 def _redistribute(cols: np.ndarray, time, strata, comm):
     """Sample-sort the rows (``cols`` float64 (n, c)) to their ranks; return the local block."""
-    from mpi4py import MPI
-
     order = _sorted_order(time, strata)
     cols = _apply(order, cols)
     ts, ss = _apply(order, time), _apply(order, strata)
@@ -116,25 +128,44 @@ def _redistribute(cols: np.ndarray, time, strata, comm):
     return out
 
 
-# --------------------------------------------------------------------------- the block
-class DistCoxData:
-    """This rank's block of the globally sorted rows, with everything the kernel needs.
+# --------------------------------------------------------------------------- the problem
+class DistCoxProblem:
+    """This rank's block of the globally sorted rows; evaluates the whole likelihood. Collective.
 
-    Build with :func:`distribute_cox`.
+    The distributed counterpart of :class:`graphpar._cox_problem.CoxProblem`,
+    with its interface (``p``, ``n_samples``, ``n_events``,
+    ``feature_names``, ``evaluate(beta)``), so :class:`graphpar.CoxPH`'s
+    Newton loop runs on it unchanged. Build it with :func:`distribute_cox`.
+
+    Attributes
+    ----------
+    p, n_samples, n_events : int
+        Covariates, rows and events of the whole data set.
+    n_local : int
+        Rows this rank holds.
+    feature_names : list of str
+    bytes_sent : int
+        Bytes this rank sent in the evaluations so far.
+    evaluation_seconds : list of float
+        This rank's wall time of each evaluation so far.
     """
 
-    def __init__(self, X, time, event, strata, weights, offset, comm, n_total, center):
+    def __init__(self, X, time, event, strata, weights, offset, *, ties, comm, n_samples,
+                 n_events, center, feature_names):
         self.comm = comm
+        self.ties = tie_code(ties)
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.time = time
         self.event = event.astype(np.uint8)
         self.strata = strata
         self.w = weights if weights is not None else np.zeros(0)
         self.offset = offset if offset is not None else np.zeros(0)
-        self.n_total = int(n_total)
+        self.n_samples = int(n_samples)
+        self.n_events = int(n_events)
         self.center = center
+        self.feature_names = list(feature_names)
         n, p = self.X.shape
-        self.nloc, self.p = n, p
+        self.n_local, self.p = n, p
         flags = np.zeros(n, dtype=np.uint8)
         if n:
             K.tie_flags(time, strata, flags)
@@ -167,18 +198,21 @@ class DistCoxData:
         self.last_stratum = self.stratum0 + int(np.count_nonzero(stratum_rows > 0))
         self.eta = np.empty(n)
         self.r = np.empty(n)
-        self.bytes_moved = 0
+        self.bytes_sent = 0
+        self.evaluation_seconds: list[float] = []
 
     # one evaluation ---------------------------------------------------------------
-    def evaluate(self, beta, ties: str = "efron", hess: bool = True):
-        """Log partial likelihood, gradient and Hessian at ``beta`` (collective)."""
-        from mpi4py import MPI
+    def evaluate(self, beta) -> tuple[float, np.ndarray, np.ndarray]:
+        """Return (log partial likelihood, gradient, Hessian) of all rows at ``beta``. Collective.
 
+        The same values on every rank.
+        """
+        start_time = perf_counter()
         comm = self.comm
-        tie = TIES[ties]
+        tie = self.ties
         p = self.p
         beta = np.ascontiguousarray(beta, dtype=np.float64)
-        n = self.nloc
+        n = self.n_local
         smax = np.full(max(self.nstrata, 1), -np.inf)
         if n:
             K.linear_predictor(self.X, beta, self.offset, self.flags, self.chunk_start,
@@ -198,7 +232,6 @@ class DistCoxData:
         seg = np.zeros(2 + p)  # alpha, beta0, u: how the S1/S2 carries enter my results
         tail = np.zeros(1 + p + p * p)
         tail[0] = start
-        hmode = K.HESS_FULL if hess else K.HESS_NONE
         if n:
             ll = np.zeros(1)
             grad = np.zeros(p)
@@ -206,7 +239,7 @@ class DistCoxData:
             c1 = np.zeros(p)
             c2 = np.zeros((p, p))
             K.cox_block(self.X, self.eta, self.w, self.event, self.flags, shift,
-                        self.chunk_start, self.chunk_stratum, tie, hmode,
+                        self.chunk_start, self.chunk_stratum, tie, K.HESS_FULL,
                         carry_s0.copy(), c1, c2, self.r, ll, grad, hmat, seg)
             out[0] = ll[0]
             out[1:1 + p] = grad
@@ -222,13 +255,13 @@ class DistCoxData:
             C2 = carry[1 + p:].reshape(p, p)
             alpha, beta0, u = seg[0], seg[1], seg[2:]
             out[1:1 + p] -= C1 * alpha
-            if hess:
-                corr = -C2 * alpha + beta0 * np.outer(C1, C1) + np.outer(C1, u) + np.outer(u, C1)
-                out[1 + p:] += corr.ravel()
+            corr = -C2 * alpha + beta0 * np.outer(C1, C1) + np.outer(C1, u) + np.outer(u, C1)
+            out[1 + p:] += corr.ravel()
         total = np.empty_like(out)
         comm.Allreduce(out, total, op=MPI.SUM)
-        self.bytes_moved += 8 * (smax.size + t0.size + tail.size + out.size)
-        return total[0], total[1:1 + p].copy(), total[1 + p:].reshape(p, p).copy()
+        self.bytes_sent += 8 * (smax.size + t0.size + tail.size + out.size)
+        self.evaluation_seconds.append(perf_counter() - start_time)
+        return float(total[0]), total[1:1 + p].copy(), total[1 + p:].reshape(p, p).copy()
 
     def _s0_tail(self, shift) -> float:
         """S0 over rows ``tail_start:`` (my last stratum segment), without carry."""
@@ -245,8 +278,6 @@ _SEG_OP = None
 def _segmented_sum():
     """The MPI operator ``a (+) b = b if b holds a stratum start else a + b`` on packed
     ``[has_start, S0, S1, S2]`` vectors (``a`` from the lower ranks)."""
-    from mpi4py import MPI
-
     global _SEG_OP
     if _SEG_OP is None:
         def seg(inbuf, inoutbuf, datatype):
@@ -257,22 +288,6 @@ def _segmented_sum():
                 b[0] = a[0]
         _SEG_OP = MPI.Op.Create(seg, commute=False)
     return _SEG_OP
-
-
-def _validate(X, time, event, strata, weights, offset, row0: int):
-    """The serial checks on this rank's rows; messages give global row numbers."""
-    from graphpar._cox_data import as_event, as_matrix, as_vector
-
-    X, _ = as_matrix(X, "X", row0=row0)
-    n = X.shape[0]
-    time = as_vector(time, "time", n, nonnegative=True, row0=row0)
-    # a rank may hold no events: whether there are any is agreed on afterwards
-    ev = as_event(event, n, row0=row0, require_events=False).astype(np.float64)
-    w = None if weights is None else as_vector(weights, "weights", n, nonnegative=True,
-                                               row0=row0)
-    off = None if offset is None else as_vector(offset, "offset", n, row0=row0)
-    st = None if strata is None else as_vector(strata, "strata", n, row0=row0)
-    return X, time, ev, st, w, off
 
 
 def _timefix(t_sorted_desc, comm, tol):
@@ -315,162 +330,299 @@ def _timefix(t_sorted_desc, comm, tol):
     return cut[np.searchsorted(uniq, t_sorted_desc)]
 
 
-def distribute_cox(X, time, event, *, strata=None, weights=None, offset=None, comm=None,
-                   timefix: bool = True, row0: int | None = None) -> DistCoxData:
-    """Sort and split the rows every rank read across the ranks in time order. Collective.
+def _global_labels(gathered):
+    """The sorted union of every rank's stratum labels (None entries: ranks without rows).
+
+    Labels must be numbers on every rank or text on every rank: NumPy would
+    quietly turn the numbers into text.
+    """
+    parts = [u for u in gathered if u is not None]
+    kinds = sorted({str(u.dtype) for u in parts})
+    if len({u.dtype.kind in "biuf" for u in parts}) > 1:
+        raise TypeError("strata labels have types that cannot be compared across the ranks "
+                        "(numbers on some, not on others): " + ", ".join(kinds))
+    try:
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0)
+    except TypeError:
+        raise TypeError("strata labels have types that cannot be compared across the ranks: "
+                        + ", ".join(kinds)) from None
+
+
+def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
+                   ties: str = "efron", timefix: bool = True, feature_names=None,
+                   row0: int | None = None, comm=None) -> DistCoxProblem:
+    """Check, sort and split the rows every rank holds across the ranks in time order. Collective.
+
+    Each rank runs the serial checks
+    (:func:`graphpar._validation.check_cox_arrays`) on its own rows, with
+    messages naming global row numbers; the first failure is raised on every
+    rank. The ranks then agree on the number of columns, the feature names,
+    which optional arrays are given, and the stratum labels, and require rows
+    and events in total.
 
     Parameters
     ----------
-    X : array_like, shape (n_local, p)
-        The covariates of the rows this rank read (any rows; a rank may read none).
-    time, event : array_like, shape (n_local,)
-        As in :meth:`graphpar.CoxPH.fit`.
-    strata : array_like of numbers, shape (n_local,), optional
-        Stratum labels.
-    weights, offset : array_like, shape (n_local,), optional
-        As in :meth:`graphpar.CoxPH.fit`; given on every rank or on none.
-    comm : mpi4py communicator, optional
-        Default: a duplicate of ``COMM_WORLD``.
+    X : array_like or pandas DataFrame, shape (n_local, p)
+        The covariates of the rows this rank holds (any rows; a rank may hold none).
+    time, event, strata, weights, offset : array_like, shape (n_local,)
+        As in :meth:`graphpar.CoxPH.fit`; the optional ones given on every rank or on none.
+    ties : {"efron", "breslow"}, default "efron"
+        As in :class:`graphpar.CoxPH`.
     timefix : bool, default True
-        Merge near-tied times as :class:`graphpar.CoxPH` does (R's ``aeqSurv``).
+        Merge near-tied times as :class:`graphpar.CoxPH` does (R's ``aeqSurv``),
+        among the times of all ranks.
+    feature_names : sequence of str, optional
+        As in :meth:`graphpar.CoxPH.fit`; the same on every rank.
     row0 : int, optional
         Global number of this rank's first row, for error messages (default:
         the rows of the lower ranks come first).
+    comm : mpi4py communicator, optional
+        Default: :func:`graphpar.mpi.comm.get_comm`'s duplicate of ``COMM_WORLD``.
 
     Returns
     -------
-    DistCoxData
+    DistCoxProblem
+
+    Raises
+    ------
+    ValueError, TypeError
+        On every rank: the first bad value of the lowest failing rank (as the
+        serial fit words it), or ranks that disagree.
 
     Examples
     --------
-    >>> data = distribute_cox(X_mine, t_mine, e_mine)  # doctest: +SKIP
-    >>> ll, grad, hess = data.evaluate(np.zeros(X_mine.shape[1]))  # doctest: +SKIP
+    >>> problem = distribute_cox(X_mine, t_mine, e_mine)  # doctest: +SKIP
+    >>> ll, grad, hess = problem.evaluate(np.zeros(problem.p))  # doctest: +SKIP
     """
-    from graphpar.mpi.comm import run_collectively
+    comm = get_comm(comm)
 
-    comm = _comm(comm)
-    n_in = int(np.shape(X)[0]) if np.ndim(X) >= 1 else 0
+    def rows():
+        tie_code(ties)
+        return int(np.shape(X)[0]) if np.ndim(X) >= 1 else 0
+
+    n_in = run_collectively(rows, comm)
     if row0 is None:
         row0 = comm.exscan(n_in)
         row0 = 0 if comm.Get_rank() == 0 or row0 is None else int(row0)
-    X, time, ev, st, w, off = run_collectively(
-        lambda: _validate(X, time, event, strata, weights, offset, row0), comm)
-    n, p = X.shape
 
-    def agree():
-        p_all = comm.allgather(p)
-        if len(set(p_all)) != 1:
-            raise ValueError(f"X has {p} columns on rank {comm.Get_rank()} but the ranks "
-                             f"disagree: {p_all}")
-        for name, v in (("strata", st), ("weights", w), ("offset", off)):
-            flag = comm.allgather(v is not None)
-            if any(flag) != all(flag):
-                raise ValueError(f"{name} is given on some ranks but not on others")
-        if comm.allreduce(int(ev.sum())) == 0:
-            raise ValueError("event has no events (every row is censored): nothing to fit")
-        if comm.allreduce(n) == 0:
+    a = run_collectively(lambda: check_cox_arrays(
+        X, time, event, strata, weights, offset, feature_names=feature_names, row0=row0,
+        whole=False), comm)
+    n, p = a.X.shape
+    labels = a.strata_labels if n else None
+    given = tuple(v is not None for v in (a.strata, a.weights, a.offset))
+    info = comm.allgather((p, a.feature_names, given, n, int(np.count_nonzero(a.event)),
+                           labels))
+
+    def agree():  # every rank decides on the same gathered values
+        ps = [i[0] for i in info]
+        if len(set(ps)) != 1:
+            raise ValueError(f"X has a different number of columns on different ranks: {ps}")
+        for r, i in enumerate(info):
+            if i[1] != info[0][1]:
+                raise ValueError(f"feature names differ across ranks: {info[0][1]} on rank 0, "
+                                 f"{i[1]} on rank {r}")
+        for k, name in enumerate(("strata", "weights", "offset")):
+            flags = [i[2][k] for i in info]
+            if any(flags) != all(flags):
+                on = [r for r, f in enumerate(flags) if f]
+                raise ValueError(f"{name} is given on some ranks but not on others "
+                                 f"(only on rank(s) {on})")
+        if sum(i[3] for i in info) == 0:
             raise ValueError("X has no rows")
+        if sum(i[4] for i in info) == 0:
+            raise ValueError("event has no events (every row is censored): nothing to fit")
+        return _global_labels([i[5] for i in info]) if given[0] else None
 
-    run_collectively(agree, comm)
-    cols = [X, time[:, None], ev[:, None]]
+    all_labels = run_collectively(agree, comm)
+    n_samples = sum(i[3] for i in info)
+    n_events = sum(i[4] for i in info)
+    cols = [a.X, a.time[:, None], a.event.astype(np.float64)[:, None]]
     names = ["time", "event"]
-    for name, v in (("strata", st), ("weights", w), ("offset", off)):
+    if all_labels is not None:
+        # this rank's codes index its own labels: re-index them in the labels of all ranks
+        local = np.searchsorted(all_labels, a.strata_labels) if n else np.zeros(0, np.int64)
+        cols.append(local[a.strata].astype(np.float64)[:, None])
+        names.append("strata")
+    for name, v in (("weights", a.weights), ("offset", a.offset)):
         if v is not None:
             cols.append(v[:, None])
             names.append(name)
     block = np.hstack(cols)
-    zeros = np.zeros(n)
     if timefix:
         # near ties are found among all times, whatever the stratum: sort by time alone first
-        block = _redistribute(block, block[:, p], zeros, comm)
+        block = _redistribute(block, block[:, p], np.zeros(n), comm)
         block = _apply(_sorted_order(block[:, p], np.zeros(block.shape[0])), block)
-        block[:, p] = _timefix(block[:, p], comm, _timefix_tol())
+        block[:, p] = _timefix(block[:, p], comm, TIMEFIX_TOL)
     # (again after timefix: merged times may now tie across a rank boundary)
-    s_col = block[:, p + 2] if st is not None else np.zeros(block.shape[0])
+    has_strata = all_labels is not None
+    s_col = block[:, p + 2] if has_strata else np.zeros(block.shape[0])
     moved = _redistribute(block, block[:, p], s_col, comm)
     tm = moved[:, p]
-    sc = moved[:, p + 2] if st is not None else np.zeros(moved.shape[0])
+    sc = moved[:, p + 2] if has_strata else np.zeros(moved.shape[0])
     moved = _apply(_sorted_order(tm, sc), moved)
-    n_total = comm.allreduce(moved.shape[0])
     sums = np.asarray(comm.allreduce(moved[:, :p].sum(axis=0)))
-    mean = sums / max(n_total, 1)
+    mean = sums / n_samples
     get = {name: np.ascontiguousarray(moved[:, p + k]) for k, name in enumerate(names)}
-    data = DistCoxData(
+    return DistCoxProblem(
         np.ascontiguousarray(moved[:, :p] - mean), get["time"], get["event"] != 0,
         get.get("strata", np.zeros(moved.shape[0])), get.get("weights"), get.get("offset"),
-        comm, n_total, mean)
-    data.n_events = comm.allreduce(int(np.count_nonzero(get["event"])))
-    return data
+        ties=ties, comm=comm, n_samples=n_samples, n_events=n_events, center=mean,
+        feature_names=a.feature_names)
 
 
-def _timefix_tol() -> float:
-    from graphpar._cox_data import TIMEFIX_TOL
+# --------------------------------------------------------------------------- the estimator
+@dataclass(frozen=True)
+class CoxMPIStats:
+    """How a distributed Cox fit was spread across the ranks and what it cost.
 
-    return TIMEFIX_TOL
+    The same on every rank. Times are wall-clock seconds of the slowest rank.
 
-
-class _Evaluator:
-    """Adapter giving :meth:`graphpar.CoxPH._newton` the interface of its serial problem."""
-
-    def __init__(self, data: DistCoxData, ties: str):
-        self.data = data
-        self.p = data.p
-        self.ties = ties
-        self.seconds: list[float] = []
-
-    def evaluate(self, beta):
-        import time as _time
-
-        t0 = _time.perf_counter()
-        out = self.data.evaluate(beta, self.ties)
-        self.seconds.append(_time.perf_counter() - t0)
-        return out
-
-
-def fit_distributed(data: DistCoxData, *, ties: str = "efron", penalizer: float = 0.0,
-                    tol: float = 1e-9, max_iter: int = 50, feature_names=None):
-    """Fit :class:`graphpar.CoxPH` on distributed data. Collective.
-
-    The Newton-Raphson iteration (with step halving, the convergence test, the
-    warnings and the standard errors) is the serial estimator's own; only the
-    evaluation of the log-likelihood, gradient and Hessian is distributed, and
-    it returns the same values on every rank, so every rank takes the same
-    steps.
-
-    Parameters
+    Attributes
     ----------
-    data : DistCoxData
-        From :func:`distribute_cox`.
-    ties, penalizer, tol, max_iter
-        As in :class:`graphpar.CoxPH`.
-    feature_names : sequence of str, optional
-
-    Returns
-    -------
-    graphpar.CoxPH
-        A fitted model, the same on every rank; ``seconds_per_eval_`` lists
-        the time of each distributed evaluation and ``bytes_moved_`` the bytes
-        each rank sent in them.
+    ranks : int
+        Ranks in the communicator.
+    rows_per_rank : tuple of int
+        Rows each rank held after the sort.
+    distribute_seconds : float
+        Checking, sorting and splitting the rows (:func:`distribute_cox`).
+    evaluation_seconds : tuple of float
+        Each likelihood, gradient and Hessian evaluation of the fit.
+    bytes_sent_per_rank : tuple of int
+        Bytes each rank sent in those evaluations' collectives (the sort's
+        ``Alltoallv`` not included).
 
     Examples
     --------
-    >>> model = fit_distributed(distribute_cox(X_mine, t_mine, e_mine))  # doctest: +SKIP
-    >>> print(model.summary())  # doctest: +SKIP
+    >>> s = CoxMPIStats(2, (60, 40), 0.01, (0.002, 0.001, 0.003), (900, 900))
+    >>> s.evaluations, s.seconds_per_evaluation
+    (3, 0.002)
     """
-    from graphpar.cox import CoxPH
 
-    model = CoxPH(ties=ties, penalizer=penalizer, tol=tol, max_iter=max_iter)
-    model._check_params()
-    names = ([str(v) for v in feature_names] if feature_names is not None
-             else [f"x{j}" for j in range(data.p)])
-    if len(names) != data.p:
-        raise ValueError(f"feature_names has {len(names)} names but X has {data.p} columns")
-    model.feature_names_in_ = names
-    model.n_features_in_ = data.p
-    ev = _Evaluator(data, ties)
-    model._newton(ev)
-    model.n_samples_ = data.n_total
-    model.n_events_ = data.n_events
-    model.seconds_per_eval_ = ev.seconds
-    model.bytes_moved_ = data.bytes_moved
-    return model
+    ranks: int
+    rows_per_rank: tuple[int, ...]
+    distribute_seconds: float
+    evaluation_seconds: tuple[float, ...]
+    bytes_sent_per_rank: tuple[int, ...]
+
+    @property
+    def evaluations(self) -> int:
+        """Likelihood evaluations in the fit."""
+        return len(self.evaluation_seconds)
+
+    @property
+    def seconds_per_evaluation(self) -> float:
+        """Median seconds per evaluation (0.0 without evaluations)."""
+        return statistics.median(self.evaluation_seconds) if self.evaluation_seconds else 0.0
+
+
+class CoxPH(_SerialCoxPH):
+    """:class:`graphpar.CoxPH` fitted on rows spread across MPI ranks. Collective.
+
+    The same estimator: the same parameters, ``fit`` arguments, Newton
+    iteration, warnings, fitted attributes, :meth:`summary` and
+    :meth:`predict_risk` (it is a subclass); each rank passes the rows it
+    holds, and every rank gets the same fitted model. Only the evaluation of
+    the log-likelihood, gradient and Hessian is distributed
+    (:func:`distribute_cox`).
+
+    Parameters
+    ----------
+    ties, penalizer, tol, max_iter, timefix
+        As in :class:`graphpar.CoxPH` (``timefix`` merges near-tied times
+        among the times of all ranks, as R's ``aeqSurv``); the same on every rank.
+    comm : mpi4py communicator, optional
+        Default: :func:`graphpar.mpi.comm.get_comm`'s duplicate of ``COMM_WORLD``.
+
+    Attributes
+    ----------
+    coef_, se_, var_, log_likelihood_, log_likelihood_null_, n_iter_, converged_
+        As in :class:`graphpar.CoxPH`, for all the ranks' rows together.
+    n_samples_, n_events_ : int
+        Rows and events of all ranks.
+    mpi_stats_ : CoxMPIStats
+        Rows per rank, time to distribute, time per evaluation, bytes sent.
+
+    Examples
+    --------
+    Under ``mpiexec -n 4``, each rank holding a quarter of the rows:
+
+    >>> from graphpar.mpi import CoxPH  # doctest: +SKIP
+    >>> model = CoxPH(ties="efron").fit(X_mine, t_mine, e_mine, strata=site_mine)  # doctest: +SKIP
+    >>> print(model.summary())  # doctest: +SKIP
+    >>> model.mpi_stats_.rows_per_rank  # doctest: +SKIP
+    (250112, 249870, 250003, 250015)
+    """
+
+    def __init__(self, ties: str = "efron", penalizer: float = 0.0, tol: float = 1e-9,
+                 max_iter: int = 50, timefix: bool = True, *, comm=None) -> None:
+        super().__init__(ties=ties, penalizer=penalizer, tol=tol, max_iter=max_iter,
+                         timefix=timefix)
+        self.comm = comm
+
+    def fit(self, X, time, event, strata=None, weights=None, offset=None, *,
+            feature_names=None) -> CoxPH:
+        """Fit the model on the rows of every rank; return ``self``. Collective.
+
+        Parameters
+        ----------
+        X, time, event, strata, weights, offset, feature_names
+            As in :meth:`graphpar.CoxPH.fit`, for the rows this rank holds (a
+            rank may hold none; the ranks' rows in rank order are the data
+            set, and error messages number the rows so). The optional arrays
+            are given on every rank or on none.
+
+        Returns
+        -------
+        CoxPH
+            The fitted model, the same on every rank.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`graphpar.CoxPH.fit`, on every rank, whichever rank holds
+            the bad value; also ranks that disagree on the parameters, the
+            columns or which optional arrays are given.
+
+        Examples
+        --------
+        >>> model = CoxPH().fit(X_mine, t_mine, e_mine)  # doctest: +SKIP
+        """
+        comm = get_comm(self.comm)
+        run_collectively(self._check_params, comm)
+        params = (self.ties, float(self.penalizer), float(self.tol), int(self.max_iter),
+                  bool(self.timefix))
+        every = comm.allgather(params)
+
+        def same_params():
+            for r, q in enumerate(every):
+                if q != params:
+                    raise ValueError(
+                        "CoxPH parameters differ across ranks: (ties, penalizer, tol, "
+                        f"max_iter, timefix) = {every[0]} on rank 0, {q} on rank {r}")
+
+        run_collectively(same_params, comm)
+        start = perf_counter()
+        problem = distribute_cox(X, time, event, strata, weights, offset, ties=self.ties,
+                                 timefix=bool(self.timefix), feature_names=feature_names,
+                                 comm=comm)
+        setup = perf_counter() - start
+        # not run_collectively: every decision of the Newton loop is taken on values
+        # identical on every rank, so an error (collinear covariates) is raised everywhere
+        self._fit_problem(problem)
+        self.mpi_stats_ = _stats(problem, setup, comm)
+        return self
+
+
+def _stats(problem: DistCoxProblem, setup: float, comm) -> CoxMPIStats:
+    """The fit's :class:`CoxMPIStats`, gathered from every rank (collective)."""
+    info = comm.allgather((problem.n_local, setup, problem.evaluation_seconds,
+                           problem.bytes_sent))
+    evals = np.max(np.array([i[2] for i in info], dtype=np.float64), axis=0)
+    return CoxMPIStats(
+        ranks=comm.Get_size(),
+        rows_per_rank=tuple(int(i[0]) for i in info),
+        distribute_seconds=max(i[1] for i in info),
+        evaluation_seconds=tuple(float(v) for v in np.atleast_1d(evals)),
+        bytes_sent_per_rank=tuple(int(i[3]) for i in info),
+    )

@@ -1,7 +1,7 @@
 """Distributed GCN aggregation ``out = A @ H`` (and ``A.T @ H``) with a halo exchange.
 
 Rank ``r`` owns the rows ``lo:hi`` of the operator ``A``, of ``H`` and of the
-result, in the numbering of a :class:`~graphpar.mpi.partitioners.Relabelling`
+result, in the numbering of a :class:`~graphpar.mpi.vertex_partitioners.Relabelling`
 (each part contiguous, interior rows first). Forward: the rows of ``H`` that
 other ranks need travel as non-blocking messages (:class:`HaloExchange`)
 while this rank computes its interior rows, which reference no remote row;
@@ -12,15 +12,33 @@ reverse plan while the local part is computed; the arrivals are added in.
 Every local product is the shared-memory kernel
 :func:`graphpar.kernels.aggregate.spmm` on a CSR block whose columns index the
 extended buffer ``[local rows | halo rows]``.
+
+:func:`train_gcn` is :func:`graphpar.train_gcn` on those rows: the same
+arguments, the same training loop and the same :class:`graphpar.TrainResult`,
+whose ``mpi`` field holds the distribution figures (:class:`GCNMPIStats`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
+from mpi4py import MPI
 
-from graphpar.mpi.halo import ALLGATHER_THRESHOLD, HaloExchange, HaloPlan, build_plan
-from graphpar.mpi.partitioners import Relabelling, assign, contiguous_relabel
+from graphpar._gcn_model import TrainResult, fit_loop, prepare_training
+from graphpar.mpi.comm import get_comm, run_collectively
+from graphpar.mpi.halo import (
+    ALLGATHER_THRESHOLD,
+    HaloExchange,
+    HaloPlan,
+    HaloVolume,
+    build_plan,
+    gather_volume,
+)
+from graphpar.mpi.vertex_partitioners import Relabelling, assign, contiguous_relabel
+
+__all__ = ["DistOperator", "GCNMPIStats", "distribute_operator", "train_gcn"]
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -44,7 +62,7 @@ def _csr_block(m: sp.csr_array, r0: int, r1: int, dtype):
 class DistOperator:
     """This rank's rows of a row-distributed sparse operator, ready to aggregate.
 
-    Build it with :func:`distribute` (every rank holds the whole operator) or
+    Build it with :func:`distribute_operator` (every rank holds the whole operator) or
     :meth:`from_local_rows` (each rank holds only its rows).
 
     Attributes
@@ -52,7 +70,8 @@ class DistOperator:
     plan : HaloPlan
         The halo-exchange plan (see :attr:`HaloPlan.mode`).
     relabelling : Relabelling or None
-        The renumbering from the original vertex ids, when :func:`distribute` made it.
+        The renumbering from the original vertex ids, when :func:`distribute_operator`
+        made it.
     symmetric : bool
         ``op.T == op`` (an undirected graph's normalised adjacency): the
         backward is then the forward product, halo exchange included, instead
@@ -107,9 +126,7 @@ class DistOperator:
         --------
         >>> dop = DistOperator.from_local_rows(rows, offsets)  # doctest: +SKIP
         """
-        from graphpar.mpi.halo import _comm
-
-        comm = _comm(comm)
+        comm = get_comm(comm)
         rows = sp.csr_array(local_rows)
         plan = build_plan(rows.indices, offsets, comm, mode=mode,
                           allgather_threshold=allgather_threshold)
@@ -189,7 +206,7 @@ class DistOperator:
 
         Examples
         --------
-        >>> dop = distribute(op, method="metis")  # doctest: +SKIP
+        >>> dop = distribute_operator(op, method="metis")  # doctest: +SKIP
         >>> y_local = dop.aggregate(dop.scatter_rows(H))  # doctest: +SKIP
         """
         H = np.asarray(H)
@@ -248,10 +265,10 @@ class DistOperator:
         return Y if self.relabelling is None else self.relabelling.to_old(Y)
 
 
-def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, comm=None,
-               dtype=np.float32, mode: str | None = None,
-               allgather_threshold: float = ALLGATHER_THRESHOLD,
-               symmetric: bool | None = None) -> DistOperator:
+def distribute_operator(op, assignment=None, *, method: str = "block", seed: int = 0,
+                        comm=None, dtype=np.float32, mode: str | None = None,
+                        allgather_threshold: float = ALLGATHER_THRESHOLD,
+                        symmetric: bool | None = None) -> DistOperator:
     """Split a square operator held by every rank into its row-distributed form. Collective.
 
     Parameters
@@ -260,9 +277,9 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
         The same operator on every rank (for example from :func:`graphpar.gcn_normalize`).
     assignment : array_like of int, optional
         ``part[v]`` for every vertex; by default computed with ``method`` on
-        rank 0 and broadcast.
+        rank 0 and broadcast (an error there is raised on every rank).
     method : {"block", "edge", "random", "metis", "hypergraph"}
-        See :mod:`graphpar.mpi.partitioners`.
+        See :mod:`graphpar.mpi.vertex_partitioners`.
     seed : int
     comm : mpi4py communicator, optional
         Default: a duplicate of ``COMM_WORLD``.
@@ -283,26 +300,18 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
     Examples
     --------
     >>> import graphpar as gp
-    >>> dop = distribute(gp.gcn_normalize(adj), method="metis")  # doctest: +SKIP
+    >>> dop = distribute_operator(gp.gcn_normalize(adj), method="metis")  # doctest: +SKIP
     >>> Y = dop.gather_rows(dop.aggregate(dop.scatter_rows(X)))  # doctest: +SKIP
     """
-    from graphpar.mpi.halo import _comm
-
-    comm = _comm(comm)
+    comm = get_comm(comm)
     if not sp.issparse(op):
         raise TypeError(f"op must be a scipy sparse matrix or array, got {type(op)!r}")
     nparts = comm.Get_size()
     if assignment is None:
-        part = None
-        err = None
-        if comm.Get_rank() == 0:
-            try:
-                part = assign(op, nparts, method, seed=seed)
-            except Exception as exc:  # noqa: BLE001 - re-raised on every rank below
-                err = exc
-        err = comm.bcast(None if err is None else (type(err), str(err)), root=0)
-        if err is not None:
-            raise err[0](err[1])
+        part = run_collectively(
+            lambda: assign(op, nparts, method, seed=seed) if comm.Get_rank() == 0 else None,
+            comm,
+        )
         part = comm.bcast(part, root=0)
     else:
         part = np.asarray(assignment)
@@ -320,6 +329,50 @@ def distribute(op, assignment=None, *, method: str = "block", seed: int = 0, com
 
 
 # ----------------------------------------------------------------------------- training
+@dataclass(frozen=True)
+class GCNMPIStats:
+    """The distribution figures of distributed training: :attr:`graphpar.TrainResult.mpi`.
+
+    Attributes
+    ----------
+    ranks : int
+        Ranks of the communicator.
+    method : str
+        The vertex partitioner (``"block"``, ``"edge"``, ``"random"``, ``"metis"``,
+        ``"hypergraph"``).
+    mode : str
+        The halo exchange, ``"p2p"`` or ``"allgather"``.
+    halo : graphpar.mpi.halo.HaloVolume
+        Rows each rank sends and receives in one exchange, for features one
+        value wide (``width=1``) of the training dtype.
+    halo_bytes_per_epoch : float
+        Halo bytes sent per epoch, summed over all ranks (forward and backward).
+    allreduce_bytes_per_epoch : float
+        Bytes this rank contributed to the gradient and loss ``Allreduce`` per epoch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphpar.mpi.halo import HaloVolume
+    >>> s = GCNMPIStats(2, "block", "p2p", HaloVolume(np.array([3, 1]), np.array([1, 3])),
+    ...                 2048.0, 512.0)
+    >>> s.halo_rows
+    4
+    """
+
+    ranks: int
+    method: str
+    mode: str
+    halo: HaloVolume
+    halo_bytes_per_epoch: float
+    allreduce_bytes_per_epoch: float
+
+    @property
+    def halo_rows(self) -> int:
+        """Halo rows received in one exchange, summed over all ranks."""
+        return self.halo.total_rows
+
+
 class _LocalFeatures:
     """This rank's rows of the features, with the global positions dropout draws index."""
 
@@ -358,20 +411,48 @@ class _LocalFeatures:
         return self.dense
 
 
-class _DistModel:
-    """Forward and backward of :class:`graphpar.GCN` on this rank's rows."""
+class _DistLearner:
+    """Forward and backward of :class:`graphpar.GCN` on this rank's rows, summed over the
+    ranks: the :class:`graphpar._gcn_model.Learner` of :func:`train_gcn`."""
 
-    def __init__(self, model, dop: DistOperator, feats: _LocalFeatures, rows: np.ndarray):
+    def __init__(self, model, dop: DistOperator, feats: _LocalFeatures, rows: np.ndarray,
+                 labels: np.ndarray, masks, weight_decay: float):
         self.model = model
         self.dop = dop
         self.feats = feats
         self.rows = rows  # original vertex ids of the local rows, in local order
         self.n = int(dop.plan.n)
+        self.labels = labels[rows]
+        names = ("train", "val", "test")
+        self.masks = {k: mk[rows] for k, mk in zip(names, masks, strict=True)}
+        self.totals = {k: int(mk.sum()) for k, mk in zip(names, masks, strict=True)}
+        self.weight_decay = weight_decay
         h = model.W1.shape[1]
         c = model.W2.shape[1]
         self.ext1 = dop.new_ext(h)
         self.ext2 = dop.new_ext(c)
         self.allreduce_bytes = 0
+        self.bytes_trained = (0, 0)
+
+    def has_split(self, split: str) -> bool:
+        return self.totals[split] > 0
+
+    def loss_and_grad(self, split: str, rng):
+        n_mask = self.totals[split]
+        loss, correct, grads = self._evaluate(self.masks[split], n_mask, rng,
+                                              grad=split == "train")
+        return float(loss), correct / n_mask, grads
+
+    def accuracies(self):
+        # the bytes of the training epochs, before the final evaluation adds its own
+        self.bytes_trained = (self.halo_bytes, self.allreduce_bytes)
+        pred = self.forward(None)[0].argmax(axis=1)
+        names = ("train", "val", "test")
+        counts = np.array([np.count_nonzero(pred[self.masks[k]] == self.labels[self.masks[k]])
+                           for k in names], float)
+        counts = np.asarray(self.dop.comm.allreduce(counts))
+        return tuple(float(c / self.totals[k]) if self.totals[k] else float("nan")
+                     for c, k in zip(counts, names, strict=True))
 
     def forward(self, rng):
         m, dt = self.model, self.model.dtype
@@ -394,15 +475,14 @@ class _DistModel:
         self.dop.forward_ext(self.ext2, Z2)
         return Z2, (xd, Z1, H1, m2)
 
-    def loss_and_grad(self, labels, mask, n_mask, weight_decay, rng, grad: bool = True):
+    def _evaluate(self, mask, n_mask, rng, grad: bool = True):
         """Global loss, correct predictions under the mask, gradients (all Allreduce-summed)."""
-        from mpi4py import MPI
-
         m, dt = self.model, self.model.dtype
+        weight_decay = self.weight_decay
         comm = self.dop.comm
         Z2, (xd, Z1, H1, m2) = self.forward(rng)
         idx = np.flatnonzero(mask)
-        y = labels[idx]
+        y = self.labels[idx]
         z = Z2[idx].astype(np.float64)
         z -= z.max(axis=1, keepdims=True)
         logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
@@ -443,130 +523,85 @@ class _DistModel:
             gW1 += dt.type(weight_decay) * m.W1
         return float(loss), tot[-1], [gW1, gW2]
 
-    def predict(self):
-        return self.forward(None)[0].argmax(axis=1)
-
     @property
     def halo_bytes(self) -> int:
         return sum(ex.bytes_sent for ex in self.dop._exchanges.values())
 
 
-def train_gcn_distributed(
+def train_gcn(
     adjacency, features=None, labels=None, train_mask=None, val_mask=None, test_mask=None, *,
     hidden: int = 16, epochs: int = 200, lr: float = 0.01, dropout: float = 0.5,
     weight_decay: float = 5e-4, early_stopping: int | None = None,
-    normalize_features: bool = True, seed: int = 0, dtype=np.float32,
+    normalize_features: bool = True, seed: int = 0, dtype=np.float32, callback=None,
     method: str = "block", partition_seed: int = 0, mode: str | None = None, comm=None,
-    callback=None,
-):
-    """Full-batch GCN training across MPI ranks (:func:`graphpar.train_gcn`). Collective.
+) -> TrainResult:
+    """:func:`graphpar.train_gcn` across MPI ranks: full-batch GCN training. Collective.
 
     Every rank passes the same inputs (for example each loads the data set).
     The vertices are partitioned with ``method``; each rank computes its rows
     of every layer, exchanging halo rows with its neighbours; the weights are
     replicated and their gradients summed with ``Allreduce``, so every rank
-    takes the same Adam steps. The dropout masks are the serial model's (each
-    rank draws the same global masks and keeps its rows), so for the same
-    ``seed`` the model and accuracies equal :func:`graphpar.train_gcn`'s up to
-    the order of floating-point sums.
+    takes the same Adam steps in the serial training loop. The dropout masks
+    are the serial model's (each rank draws the same global masks and keeps
+    its rows), so for the same ``seed`` the model, history and accuracies
+    equal :func:`graphpar.train_gcn`'s up to the order of floating-point sums.
+    A bad argument raises the same error on every rank.
 
     Parameters
     ----------
-    adjacency, features, labels, train_mask, val_mask, test_mask, hidden, epochs, lr,
-    dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
-        As in :func:`graphpar.train_gcn`.
+    adjacency, features, labels, train_mask, val_mask, test_mask, hidden, epochs, lr, \
+dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
+        As in :func:`graphpar.train_gcn` (``callback`` runs on every rank).
     method : {"block", "edge", "random", "metis", "hypergraph"}
-        The partitioner (:mod:`graphpar.mpi.partitioners`).
+        The partitioner (:mod:`graphpar.mpi.vertex_partitioners`).
     partition_seed : int
         Seed of the partitioner.
     mode : {"p2p", "allgather"}, optional
         Force the halo exchange mode (default: chosen from the halo size).
     comm : mpi4py communicator, optional
+        Default: :func:`graphpar.mpi.comm.get_comm`.
 
     Returns
     -------
-    graphpar.gcn_model.TrainResult
-        The same on every rank, with extra attributes ``halo_volume``
-        (:class:`graphpar.mpi.halo.HaloVolume` of one row), ``halo_bytes_per_epoch``
-        and ``allreduce_bytes_per_epoch`` (bytes this rank sent per epoch), and
-        ``partition`` (the method).
+    graphpar.TrainResult
+        The same on every rank; ``seconds`` is the slowest rank's and ``mpi``
+        a :class:`GCNMPIStats`.
 
     Examples
     --------
     >>> from graphpar.datasets import load_planetoid
-    >>> res = train_gcn_distributed(load_planetoid("cora"), method="metis")  # doctest: +SKIP
-    >>> res.test_accuracy  # doctest: +SKIP
-    0.81
+    >>> res = train_gcn(load_planetoid("cora"), method="metis")  # doctest: +SKIP
+    >>> res.test_accuracy, res.mpi.ranks  # doctest: +SKIP
+    (0.81, 4)
     """
-    import time
-
-    from graphpar.gcn_model import TrainResult, _prepare_training, adam_step
-    from graphpar.mpi.halo import _comm, gather_volume
-
-    comm = _comm(comm)
-    op, X, labels, train_mask, val_mask, test_mask, model = _prepare_training(
-        "train_gcn_distributed", adjacency, features, labels, train_mask, val_mask, test_mask,
-        hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
-        early_stopping=early_stopping, normalize_features=normalize_features, seed=seed,
-        dtype=dtype,
+    comm = get_comm(comm)
+    op, X, labels, train_mask, val_mask, test_mask, model = run_collectively(
+        lambda: prepare_training(
+            "graphpar.mpi.train_gcn", adjacency, features, labels, train_mask, val_mask,
+            test_mask, hidden=hidden, epochs=epochs, lr=lr, dropout=dropout,
+            weight_decay=weight_decay, early_stopping=early_stopping,
+            normalize_features=normalize_features, seed=seed, dtype=dtype,
+        ),
+        comm,
     )
-    if not train_mask.any():
+    if not train_mask.any():  # the serial model raises it in its first epoch
         raise ValueError("mask selects no vertices")
-    dtype = np.dtype(dtype)
-
-    dop = distribute(sp.csr_array(op), method=method, seed=partition_seed, comm=comm,
-                     dtype=dtype, mode=mode)
-    lo, hi = dop.plan.lo, dop.plan.hi
-    rows = dop.relabelling.perm[lo:hi]
-    dm = _DistModel(model, dop, _LocalFeatures(X, rows, dtype), rows)
-    lab = labels[rows]
-    tr, va, te = train_mask[rows], val_mask[rows], test_mask[rows]
-    n_tr, n_va = int(train_mask.sum()), int(val_mask.sum())
-    mom = [np.zeros_like(p) for p in model.params]
-    vel = [np.zeros_like(p) for p in model.params]
-    hist = {"loss": [], "train_accuracy": [], "val_loss": [], "val_accuracy": []}
+    dtype = model.dtype
+    dop = distribute_operator(sp.csr_array(op), method=method, seed=partition_seed, comm=comm,
+                              dtype=dtype, mode=mode)
+    rows = dop.relabelling.perm[dop.plan.lo:dop.plan.hi]
+    learner = _DistLearner(model, dop, _LocalFeatures(X, rows, dtype), rows, labels,
+                           (train_mask, val_mask, test_mask), weight_decay)
     comm.Barrier()
-    t0 = time.perf_counter()
-    epoch = 0
-    bytes0 = (dm.halo_bytes, dm.allreduce_bytes)
-    for epoch in range(1, int(epochs) + 1):
-        loss, correct, grads = dm.loss_and_grad(lab, tr, n_tr, weight_decay, model.rng)
-        adam_step(model.params, grads, mom, vel, epoch, lr)
-        train_acc = correct / n_tr
-        if n_va:
-            val_loss, vc, _ = dm.loss_and_grad(lab, va, n_va, weight_decay, None, grad=False)
-            val_acc = vc / n_va
-        else:
-            val_loss, val_acc = float("nan"), float("nan")
-        rec = {"loss": loss, "train_accuracy": train_acc, "val_loss": val_loss,
-               "val_accuracy": val_acc}
-        for k, val in rec.items():
-            hist[k].append(val)
-        if callback is not None:
-            callback(epoch, rec)
-        if (early_stopping is not None and epoch > early_stopping
-                and hist["val_loss"][-1] > np.mean(hist["val_loss"][-(early_stopping + 1):-1])):
-            break
-    seconds = comm.allreduce(time.perf_counter() - t0, op=_max())
-    halo_epoch = (dm.halo_bytes - bytes0[0]) / epoch
-    red_epoch = (dm.allreduce_bytes - bytes0[1]) / epoch
-    pred = dm.predict()
-    counts = np.array([np.count_nonzero(pred[mk] == lab[mk]) for mk in (tr, va, te)], float)
-    counts = np.asarray(comm.allreduce(counts))
-    totals = [int(train_mask.sum()), n_va, int(test_mask.sum())]
-    accs = [c / t if t else float("nan") for c, t in zip(counts, totals, strict=True)]
-    res = TrainResult(model=model, history=hist, train_accuracy=float(accs[0]),
-                      val_accuracy=float(accs[1]), test_accuracy=float(accs[2]), epochs=epoch,
-                      seconds=seconds)
-    res.halo_volume = gather_volume(dop.plan, comm, width=1, itemsize=dtype.itemsize)
-    res.halo_bytes_per_epoch = comm.allreduce(halo_epoch)
-    res.allreduce_bytes_per_epoch = red_epoch
-    res.partition = method
-    res.exchange_mode = dop.plan.mode
+    bytes0 = (learner.halo_bytes, learner.allreduce_bytes)
+    res = fit_loop(learner, epochs=epochs, lr=lr, early_stopping=early_stopping,
+                   callback=callback)
+    halo_epoch = (learner.bytes_trained[0] - bytes0[0]) / res.epochs
+    red_epoch = (learner.bytes_trained[1] - bytes0[1]) / res.epochs
+    res.seconds = comm.allreduce(res.seconds, op=MPI.MAX)
+    res.mpi = GCNMPIStats(
+        ranks=comm.Get_size(), method=method, mode=dop.plan.mode,
+        halo=gather_volume(dop.plan, comm, width=1, itemsize=dtype.itemsize),
+        halo_bytes_per_epoch=comm.allreduce(halo_epoch), allreduce_bytes_per_epoch=red_epoch,
+    )
     return res
-
-
-def _max():
-    from mpi4py import MPI
-
-    return MPI.MAX

@@ -14,9 +14,9 @@ one :class:`graphpar.errors.LimitError`.
 
 from __future__ import annotations
 
+from graphpar.mpi.blocks import BlockPartition
 from graphpar.mpi.comm import get_comm, node_info, run_collectively
 from graphpar.mpi.graph import DistGraph
-from graphpar.mpi.partition import BlockPartition
 
 __all__ = ["kronecker", "uniform", "grid_road", "check_rank_memory"]
 

@@ -16,17 +16,17 @@ import numpy as np
 from graphpar.graph import Graph, index_dtype
 from graphpar.kernels import csr as _csr
 from graphpar.kernels import dist_sssp as _k
+from graphpar.mpi.blocks import BlockPartition
 from graphpar.mpi.comm import get_comm
 from graphpar.mpi.exchange import alltoallv, exchange_counts, exclusive_cumsum
-from graphpar.mpi.partition import BlockPartition
 
-__all__ = ["DistGraph", "scatter_graph"]
+__all__ = ["DistGraph", "distribute_graph"]
 
 
 class DistGraph:
     """This rank's share of a graph distributed by contiguous vertex ranges.
 
-    Build one with :func:`scatter_graph`, :meth:`from_local_edges`,
+    Build one with :func:`distribute_graph`, :meth:`from_local_edges`,
     :func:`graphpar.mpi.read_graph` or :func:`graphpar.mpi.generate`;
     every rank of ``comm`` holds one.
 
@@ -51,7 +51,7 @@ class DistGraph:
     --------
     >>> import graphpar as gp                                   # doctest: +SKIP
     >>> g = gp.Graph.from_edges([0, 1], [1, 2])                 # doctest: +SKIP
-    >>> dg = scatter_graph(g)   # run under mpiexec -n K          # doctest: +SKIP
+    >>> dg = distribute_graph(g)   # run under mpiexec -n K       # doctest: +SKIP
     >>> dg.gn, dg.gnnz                                          # doctest: +SKIP
     (3, 2)
     """
@@ -241,6 +241,76 @@ class DistGraph:
             )
         return self._sym
 
+    def gather_vertex_values(self, values, root: int = 0) -> np.ndarray | None:
+        """Gather per-vertex values, this rank's on every rank, on ``root``; None elsewhere.
+
+        ``values`` has shape ``(ln,)`` or ``(k, ln)`` (the same ``k`` and dtype
+        on every rank), as :func:`graphpar.mpi.sssp.sssp` returns distances and
+        predecessors; the result has shape ``(gn,)`` or ``(k, gn)``, as
+        :func:`graphpar.sssp` returns them. Collective, in one ``Gatherv``;
+        only for arrays that fit on one rank.
+
+        Examples
+        --------
+        >>> dist = sssp(dg, [0, 5])                  # shape (2, dg.ln)  # doctest: +SKIP
+        >>> full = dg.gather_vertex_values(dist)     # shape (2, dg.gn) on rank 0  # doctest: +SKIP
+        """
+        from graphpar.mpi.comm import run_collectively
+
+        v = run_collectively(lambda: self._check_vertex_values(values), self.comm)
+        k = int(np.prod(v.shape[:-1]))
+        cols = np.ascontiguousarray(v.reshape(k, self.ln).T)  # rank-major after the gather
+        out = gatherv(cols.ravel(), root, self.comm)
+        if self.comm.Get_rank() != root:
+            return None
+        full = out.reshape(self.gn, k).T
+        return np.ascontiguousarray(full[0] if v.ndim == 1 else full)
+
+    def write_vertex_values(self, path, values) -> None:
+        """Write per-vertex values to one ``.npy`` file, each rank writing its own columns.
+
+        ``values`` as for :meth:`gather_vertex_values`. Rank 0 creates the file
+        (shape ``(gn,)`` or ``(k, gn)``, the dtype of ``values``); every rank
+        then writes its vertex range into it, so no rank holds the whole array.
+        The file system must be shared by the ranks. Collective; an error on
+        any rank (a bad path, a full disk) is raised on every rank.
+
+        Examples
+        --------
+        >>> dg.write_vertex_values("dist.npy", sssp(dg, 0))   # doctest: +SKIP
+        """
+        import os
+
+        from graphpar.mpi.comm import run_collectively
+
+        comm = self.comm
+        path = os.fspath(path)
+        v = run_collectively(lambda: self._check_vertex_values(values), comm)
+
+        def create():
+            if comm.Get_rank() == 0:
+                np.lib.format.open_memmap(path, mode="w+", dtype=v.dtype,
+                                          shape=v.shape[:-1] + (self.gn,))
+
+        def write():
+            if self.ln:
+                mm = np.lib.format.open_memmap(path, mode="r+")
+                mm[..., self.lo:self.hi] = v
+                mm.flush()
+                del mm
+
+        run_collectively(create, comm)
+        run_collectively(write, comm)
+
+    def _check_vertex_values(self, values) -> np.ndarray:
+        v = np.asarray(values)
+        if v.ndim not in (1, 2) or v.shape[-1] != self.ln:
+            raise ValueError(
+                f"values must have shape ({self.ln},) or (k, {self.ln}) on rank {self.rank} "
+                f"(its vertices [{self.lo}, {self.hi})), got {v.shape}"
+            )
+        return v
+
     def ghosts(self):
         """Return ``(lidx, lweights, ghost_global, ghost_owner)``: rows for the SSSP kernels.
 
@@ -362,8 +432,8 @@ def local_csr(src, dst, w, lo: int, hi: int):
     return new_indptr, cols, vals
 
 
-def scatter_graph(graph, root: int = 0, *, partition: BlockPartition | None = None,
-                  comm=None) -> DistGraph:
+def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None = None,
+                     comm=None) -> DistGraph:
     """Distribute a graph held on ``root`` (any graphpar.sssp input) to every rank.
 
     Parameters
@@ -382,7 +452,7 @@ def scatter_graph(graph, root: int = 0, *, partition: BlockPartition | None = No
 
     Examples
     --------
-    >>> dg = scatter_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
+    >>> dg = distribute_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
     """
     from graphpar._validation import validate_graph
     from graphpar.mpi.comm import run_collectively

@@ -1,7 +1,7 @@
 """The halo-exchange plan of a row-distributed sparse product ``out = A @ H``.
 
 Rank ``r`` owns the contiguous rows ``offsets[r]:offsets[r+1]`` of ``A``, ``H``
-and ``out`` (after :func:`graphpar.mpi.partitioners.contiguous_relabel`). To
+and ``out`` (after :func:`graphpar.mpi.vertex_partitioners.contiguous_relabel`). To
 compute its rows of ``out`` it needs the rows of ``H`` its rows of ``A``
 reference: its own, plus the *halo*, owned by other ranks. The plan, built
 once per graph and partition, records which halo rows each rank receives and
@@ -275,7 +275,7 @@ def plan_from_global(op, offsets, *, mode: str | None = None,
     ----------
     op : scipy sparse matrix or array, or dense array, shape (n, n)
         The operator in the partition's numbering (see
-        :meth:`~graphpar.mpi.partitioners.Relabelling.permute_operator`).
+        :meth:`~graphpar.mpi.vertex_partitioners.Relabelling.permute_operator`).
     offsets : array_like of int or BlockPartition
         Rank ``r`` owns rows ``offsets[r]:offsets[r+1]``.
     mode : {"p2p", "allgather"}, optional
@@ -350,7 +350,9 @@ def build_plan(local_indices, offsets, comm=None, *, mode: str | None = None,
     """
     from mpi4py import MPI
 
-    comm = _comm(comm)
+    from graphpar.mpi.comm import get_comm  # imports mpi4py: the plans above need no MPI
+
+    comm = get_comm(comm)
     off = _check_offsets(offsets)
     p = off.size - 1
     if comm.Get_size() != p:
@@ -387,22 +389,12 @@ def gather_volume(plan: HaloPlan, comm=None, width: int = 1, itemsize: int = 4) 
     >>> gather_volume(plan, width=16).total_bytes  # doctest: +SKIP
     1024
     """
-    comm = _comm(comm)
+    from graphpar.mpi.comm import get_comm
+
+    comm = get_comm(comm)
     rows = np.array(comm.allgather((plan.send_rows, plan.recv_rows)), dtype=np.int64)
     rows = rows.reshape(-1, 2)
     return HaloVolume(rows[:, 0].copy(), rows[:, 1].copy(), int(width), int(itemsize))
-
-
-def _comm(comm):
-    if comm is not None:
-        return comm
-    try:
-        from graphpar.mpi.comm import get_comm
-    except ImportError:  # the comm helpers are not there: duplicate COMM_WORLD ourselves
-        from mpi4py import MPI
-
-        return MPI.COMM_WORLD.Dup()
-    return get_comm(None)
 
 
 class HaloExchange:

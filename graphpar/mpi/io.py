@@ -1,14 +1,21 @@
-"""Parallel reading of text graph files: each rank parses its own byte range.
+"""Parallel reading of input files: each rank reads and parses only its own part.
 
-The body of a DIMACS ``.gr``, Matrix Market or edge-list file is cut into one
-byte range per rank; every rank reads and parses the lines that start in its
-range (:func:`graphpar.io_text.parse_body`), and the edges go
-to the ranks that own their sources with one ``Alltoallv``. No rank ever holds
-the whole graph. Compressed files (``.gz``, ``.bz2``, ``.xz``) are decompressed
-as a stream by every rank, which keeps only its range; rank 0 first streams
-the file once to learn its uncompressed size (within the decompression limit of
-:mod:`graphpar.limits`). ``.npz`` files are read on rank 0
-and scattered.
+:func:`read_graph` reads a DIMACS ``.gr``, Matrix Market or edge-list file:
+the body is cut into one byte range per rank, every rank reads and parses the
+lines whose first byte lies in its range (the one line-range rule of
+:mod:`graphpar.io._lines` and the serial parser,
+:func:`graphpar.io._text.parse_body`), and the edges go to the ranks that own
+their sources with one ``Alltoallv``. No rank ever holds the whole graph.
+Compressed files (``.gz``, ``.bz2``, ``.xz``) are decompressed as a stream by
+every rank, which keeps only its range; rank 0 first streams the file once to
+learn its uncompressed size (within the decompression limit of
+:mod:`graphpar.limits`). ``.npz`` graphs are read on rank 0 and distributed.
+
+:func:`read_table_rows` reads each rank's rows of a survival table (CSV, by
+the same line-range rule, or ``.npz``) with the serial reader's code.
+
+Errors are the serial readers' messages, raised on every rank
+(:func:`graphpar.mpi.comm.run_collectively`).
 """
 
 from __future__ import annotations
@@ -19,11 +26,11 @@ import os
 import numpy as np
 from mpi4py import MPI
 
-from graphpar.mpi.comm import agree_on_error, get_comm, run_collectively
-from graphpar.mpi.graph import DistGraph, scatter_graph
-from graphpar.mpi.partition import BlockPartition
+from graphpar.mpi.blocks import BlockPartition
+from graphpar.mpi.comm import get_comm, run_collectively
+from graphpar.mpi.graph import DistGraph, distribute_graph
 
-__all__ = ["read_graph"]
+__all__ = ["read_graph", "read_table_rows"]
 
 
 def _uncompressed_size(path) -> int:
@@ -67,23 +74,23 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     Notes
     -----
     Each rank parses the lines whose first byte lies in its share of the
-    body bytes (:func:`graphpar.io_text.line_range`), so every line is parsed
-    by exactly one rank whatever the line lengths.
+    body bytes (:func:`graphpar.io._lines.line_range`), so every line is
+    parsed by exactly one rank whatever the line lengths.
 
     Examples
     --------
     >>> dg = read_graph("roads.gr.gz")   # under mpiexec -n K  # doctest: +SKIP
     """
-    from graphpar.io import decompression_errors, detect_format, graph_order, open_binary
+    from graphpar.io import decompression_errors, open_binary
     from graphpar.io import read_graph as serial_read
-    from graphpar.io_text import (
-        WEIGHT_RULES,
+    from graphpar.io._formats import check_read_arguments
+    from graphpar.io._lines import byte_range, read_line_range
+    from graphpar.io._text import (
         body_error,
-        byte_range,
         count_error,
+        graph_order,
         parse_body,
         read_header,
-        read_line_range,
         vertex_count_error,
         weight_error,
     )
@@ -94,13 +101,7 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     name = os.fspath(path)
 
     def prepare():
-        fmt, comp = detect_format(path, format)
-        if directed is not None and not isinstance(directed, (bool, np.bool_)):
-            raise TypeError(f"directed must be True, False or None, got {directed!r}")
-        if weights not in WEIGHT_RULES:
-            raise ValueError(
-                f"weights must be one of {', '.join(WEIGHT_RULES)}, got {weights!r}"
-            )
+        fmt, comp = check_read_arguments(path, format, directed, weights)
         info = None
         if rank == 0 and fmt != "npz":
             # the size first: it streams the whole file within the decompression limit,
@@ -118,7 +119,7 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
             if rank == 0 else None,
             comm,
         )
-        return scatter_graph(g, 0, partition=partition, comm=comm)
+        return distribute_graph(g, 0, partition=partition, comm=comm)
 
     header, fsize = comm.bcast(info, root=0)
     a, b = byte_range(fsize - header.body_offset, rank, size)
@@ -132,48 +133,106 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     lines_before = comm.exscan(newlines) or 0
     first_line = header.body_line + (lines_before if rank else 0)
     parsed = parse_body(buf, header)
-    count = parsed.src.size
-    before = comm.exscan(count) or 0
+    before = comm.exscan(parsed.src.size) or 0
     before = before if rank else 0
-    err = None
-    if header.m is not None and (
-        before + count > header.m or (parsed.error is not None and before + count == header.m)
-    ):
-        # the first record beyond header.m is here, before any bad line: as the serial
-        # reader, report the extra record (the parser points at it)
-        parsed = parse_body(buf, header, max_records=max(0, header.m - before))
-        count = parsed.src.size
-    if parsed.error is not None:
-        err = body_error(buf, header, parsed.error, path=name, first_line=first_line)
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
-    total = comm.allreduce(count)
+
+    def check_records():
+        p = parsed
+        upto = before + p.src.size
+        if header.m is not None and (upto > header.m or (p.error is not None and upto == header.m)):
+            # the first record beyond header.m is here, before any bad line: as the serial
+            # reader, report the extra record (the parser points at it)
+            p = parse_body(buf, header, max_records=max(0, header.m - before))
+        if p.error is not None:
+            raise body_error(buf, header, p.error, path=name, first_line=first_line)
+        return p
+
+    parsed = run_collectively(check_records, comm)
+    total = comm.allreduce(parsed.src.size)
     if header.m is not None and total != header.m:
         # too few records: the last rank with bytes builds the serial reader's message
-        holder = comm.allreduce(rank if buf.size else -1, op=MPI.MAX)
-        err = None
-        if rank == max(holder, 0):
-            h = dataclasses.replace(header, body_line=first_line)
-            err = count_error(buf, h, total, path=name)
-        err = agree_on_error(err, comm)
-        raise err
-    err = weight_error(buf, header, parsed, weights, path=name, first_line=first_line)
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
+        holder = max(comm.allreduce(rank if buf.size else -1, op=MPI.MAX), 0)
+        run_collectively(lambda: _raise(
+            count_error(buf, dataclasses.replace(header, body_line=first_line), total,
+                        path=name) if rank == holder else None), comm)
+    run_collectively(lambda: _raise(
+        weight_error(buf, header, parsed, weights, path=name, first_line=first_line)), comm)
     src, dst, w = parsed.src, parsed.dst, parsed.weights
     top = comm.allreduce(max(int(src.max(initial=-1)), int(dst.max(initial=-1))) + 1,
                          op=MPI.MAX)
     n = graph_order(header, top)
-    err = vertex_count_error(buf, header, parsed, n, top, total, path=name,
-                             first_line=first_line)
-    err = agree_on_error(err, comm)
-    if err is not None:
-        raise err
+    run_collectively(lambda: _raise(
+        vertex_count_error(buf, header, parsed, n, top, total, path=name,
+                           first_line=first_line)), comm)
     undirected = (not header.directed) if directed is None else (not directed)
     if header.symmetric and not undirected:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = np.concatenate([w, w])
     return DistGraph.from_local_edges(src, dst, w, n, directed=not undirected,
                                       partition=partition, comm=comm)
+
+
+
+def read_table_rows(path, comm=None) -> tuple[dict[str, np.ndarray], int]:
+    """Read this rank's rows of a CSV or ``.npz`` survival table. Collective.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The table (the same path on every rank), as the serial reader takes
+        it: a CSV file with a header of column names (``.gz``, ``.bz2``,
+        ``.xz`` decompressed) or an ``.npz`` file of one 1-D array per column.
+    comm : mpi4py.MPI.Comm, optional
+
+    Returns
+    -------
+    table : Table
+        This rank's rows, ``{column name: float64 array}`` in file order (a
+        ``Table`` of :mod:`graphpar._cox_reader`, which knows where its rows
+        came from); the ranks' rows, concatenated in rank order, are the
+        whole table.
+    row0 : int
+        The index in the whole table of this rank's first row.
+
+    Raises
+    ------
+    ValueError, LimitError, OSError
+        The serial reader's error for the first problem of the file, naming
+        the file, the line (or array and index) and the column, on every rank.
+
+    Notes
+    -----
+    The serial reader's own code reads each rank's share: the lines of a CSV
+    file whose first byte lies in the rank's share of the body bytes (the
+    line-range rule of the graph readers, :func:`graphpar.io._lines.line_range`),
+    numbered from the line counts of the lower ranks; the rank's row range of
+    an ``.npz`` file.
+
+    Examples
+    --------
+    >>> table, row0 = read_table_rows("patients.csv")  # under mpiexec  # doctest: +SKIP
+    """
+    from graphpar._cox_reader import CsvSource, byte_range, count_lines, parse_lines, read_npz
+
+    comm = get_comm(comm)
+    path = os.fspath(path)
+    rank, nranks = comm.Get_rank(), comm.Get_size()
+    if path.lower().endswith(".npz"):
+        table = run_collectively(lambda: read_npz(path, rank, nranks), comm)
+        return table, table.first_row
+
+    def read_block():
+        with CsvSource(path) as src:
+            return src.names, src.lines(*byte_range(src, rank, nranks))
+
+    names, block = run_collectively(read_block, comm)
+    before = comm.exscan(count_lines(block))
+    first_line = 2 + (0 if rank == 0 or before is None else int(before))
+    table = run_collectively(lambda: parse_lines(path, names, block, first_line), comm)
+    return table, first_line - 2
+
+
+def _raise(err: BaseException | None) -> None:
+    """Raise ``err`` unless it is None: for the readers' error builders under run_collectively."""
+    if err is not None:
+        raise err

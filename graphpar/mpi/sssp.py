@@ -1,5 +1,9 @@
 """Distributed bucket-synchronous delta-stepping SSSP over a :class:`DistGraph`.
 
+:func:`sssp` is :func:`graphpar.sssp` on a graph spread across the ranks: the
+same sources, keywords, result conventions and :class:`graphpar.SSSPStats`,
+plus ``comm``; each rank gets the columns of its own vertices.
+
 Buckets are processed in order, the same on every rank. In a bucket, light
 phases relax the edges of weight ``<= delta``; within a phase a rank keeps
 relaxing its own vertices that fall into the bucket until it has none left,
@@ -19,265 +23,189 @@ copy) and sends only improvements. With one rank nothing is exchanged.
 
 from __future__ import annotations
 
-import os
+import math
+import time
+from dataclasses import dataclass
 
 import numpy as np
 from mpi4py import MPI
 
+from graphpar._shortest_paths import SSSPStats, bucket_width
+from graphpar._validation import check_delta, check_limit, check_sources, check_weights
+from graphpar.graph import index_dtype
 from graphpar.kernels import dist_sssp as _k
+from graphpar.kernels.sssp import PRED_NONE
+from graphpar.mpi.comm import get_comm, run_collectively
 from graphpar.mpi.exchange import ialltoallv
 from graphpar.mpi.graph import DistGraph
 from graphpar.threads import get_threads
 
-__all__ = ["sssp", "DistSSSPResult", "choose_delta"]
-
-NO_PRED = _k.NO_PRED
+__all__ = ["sssp", "SSSPMPIStats"]
 
 
-class DistSSSPResult:
-    """This rank's part of a distributed SSSP result.
+@dataclass(frozen=True)
+class SSSPMPIStats:
+    """The distribution figures of a distributed search: :attr:`graphpar.SSSPStats.mpi`.
 
     Attributes
     ----------
-    dist : ndarray of float64, shape (ln,)
-        Distances of this rank's vertices (``inf`` when unreachable).
-    pred : ndarray of int64, shape (ln,), or None
-        Predecessors (global ids, ``-9999`` for none), when requested.
-    partition : BlockPartition
-    lo, hi : int
-        This rank's vertex range.
+    ranks : int
+        Ranks of the communicator.
     rounds : int
-        Exchanges (bulk-synchronous communication rounds), the same on every rank.
+        Exchanges (bulk-synchronous communication rounds), summed over the
+        sources; the same on every rank.
     buckets : int
-        Buckets processed.
+        Buckets processed, summed over the sources.
     bytes_sent : int
-        Request bytes this rank sent to other ranks.
+        Request bytes this rank sent to other ranks (differs between ranks).
     bytes_exchanged : int
         Request bytes sent between ranks, summed over all ranks.
-    delta : float
 
     Examples
     --------
-    >>> res = sssp(dg, 0)          # under mpiexec  # doctest: +SKIP
-    >>> full = res.gather()        # the whole distance array on rank 0  # doctest: +SKIP
+    >>> SSSPMPIStats(ranks=2, rounds=28, buckets=8, bytes_sent=1200, bytes_exchanged=2496)
+    SSSPMPIStats(ranks=2, rounds=28, buckets=8, bytes_sent=1200, bytes_exchanged=2496)
     """
 
-    def __init__(self, dist, pred, partition, comm, rounds, buckets, bytes_sent, delta):
-        self.dist = dist
-        self.pred = pred
-        self.partition = partition
-        self.comm = comm
-        self.lo, self.hi = partition.range(comm.Get_rank())
-        self.rounds = int(rounds)
-        self.buckets = int(buckets)
-        self.bytes_sent = int(bytes_sent)
-        self.bytes_exchanged = int(comm.allreduce(self.bytes_sent))
-        self.delta = float(delta)
-
-    def gather(self, root: int = 0):
-        """Gather the full distances (and predecessors) on ``root``; None elsewhere.
-
-        Returns ``dist`` or ``(dist, pred)`` as :func:`graphpar.sssp` does.
-        Collective.
-
-        Examples
-        --------
-        >>> dist = res.gather(root=0)   # doctest: +SKIP
-        """
-        from graphpar.mpi.graph import gatherv
-
-        d = gatherv(self.dist, root, self.comm)
-        p = gatherv(self.pred, root, self.comm) if self.pred is not None else None
-        if self.comm.Get_rank() != root:
-            return None
-        return d if self.pred is None else (d, p)
-
-    def write(self, path, predecessors_path=None) -> None:
-        """Write the distances to one ``.npy`` file, each rank writing its own slice.
-
-        Rank 0 creates the file (float64, shape ``(gn,)``); every rank then
-        writes its range into it. The file system must be shared by the ranks.
-        Collective.
-
-        Examples
-        --------
-        >>> res.write("dist.npy")   # doctest: +SKIP
-        """
-        _write_slices(path, self.dist, self.partition, self.comm)
-        if predecessors_path is not None and self.pred is not None:
-            _write_slices(predecessors_path, self.pred, self.partition, self.comm)
-
-
-def _write_slices(path, local, partition, comm):
-    from graphpar.mpi.comm import run_collectively
-
-    path = os.fspath(path)
-
-    def create():
-        if comm.Get_rank() == 0:
-            np.lib.format.open_memmap(path, mode="w+", dtype=local.dtype, shape=(partition.n,))
-
-    run_collectively(create, comm)
-    lo, hi = partition.range(comm.Get_rank())
-    if hi > lo:
-        mm = np.lib.format.open_memmap(path, mode="r+")
-        mm[lo:hi] = local
-        mm.flush()
-        del mm
-    comm.Barrier()
-
-
-def choose_delta(dg: DistGraph) -> float:
-    """Return the default bucket width: the rule of :func:`graphpar.shortest_paths.default_delta`.
-
-    ``delta = 2 * max_weight / mean_out_degree`` over the finite weights, at
-    most the largest of them, at least ``max_weight / 4096`` and the smallest
-    normal float64 (so subnormal weights still give a usable width); ``1.0``
-    when no weight is finite and positive. Computed from global reductions,
-    equal to the serial default for the gathered graph. Collective.
-
-    Examples
-    --------
-    >>> choose_delta(dg)   # doctest: +SKIP
-    17.0
-    """
-    from graphpar.shortest_paths import _delta_rule
-
-    wmax = _global_max_weight(dg)
-    if not np.isfinite(wmax):  # no finite positive weight anywhere
-        return 1.0
-    return _delta_rule(dg.gn, dg.gnnz, wmax)
-
-
-def _global_max_weight(dg: DistGraph) -> float:
-    """The largest finite positive weight of the whole graph (-inf if none). Collective."""
-    return float(dg.comm.allreduce(_weight_summary(dg)[2], op=MPI.MAX))
-
-
-def _bucket_floor(delta: float, dg: DistGraph, limit: float) -> float:
-    """Raise ``delta`` so that every bucket number ``int(d / delta)`` fits in an int64.
-
-    A tentative distance is the length of a simple path (at most ``gn - 1``
-    edges of at most the largest weight) and at most ``limit``; the kernels
-    convert ``d / delta`` to an int64, which must not overflow. Collective.
-    """
-    from graphpar.shortest_paths import MIN_DELTA
-
-    wmax = _global_max_weight(dg)
-    far = float(np.finfo(np.float64).max)
-    if np.isfinite(wmax):
-        far = min(far, max(dg.gn - 1, 1) * wmax)
-    far = min(far, float(limit))
-    return float(max(delta, far / 2.0**62, MIN_DELTA))
+    ranks: int
+    rounds: int
+    buckets: int
+    bytes_sent: int
+    bytes_exchanged: int
 
 
 def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = None,
-         return_predecessors: bool = False, limit: float = np.inf):
-    """Single-source shortest paths on a distributed graph by delta-stepping. Collective.
+         return_predecessors: bool = False, limit: float = np.inf,
+         return_stats: bool = False, comm=None):
+    """Shortest-path distances on a distributed graph by delta-stepping. Collective.
+
+    The distributed :func:`graphpar.sssp`: the same arguments and results,
+    each rank holding the columns of its own vertices ``dg.lo <= v < dg.hi``.
+    Distances equal scipy's Dijkstra bit for bit, for any number of ranks.
 
     Parameters
     ----------
     dg : DistGraph
-        Every rank passes its share.
-    source : int
-        Global source vertex (the same on every rank); negative counts from the end.
+        Every rank passes its share (:func:`graphpar.mpi.distribute_graph`,
+        :func:`graphpar.mpi.read_graph`, :mod:`graphpar.mpi.generate`).
+    source : int or 1-D array_like of int
+        Global source vertex or vertices, the same on every rank; negative
+        values count from the end.
     directed : bool, default True
-        With False every edge is used both ways (as :func:`graphpar.sssp`).
+        ``False`` follows every edge in both directions.
     delta : float, optional
-        Bucket width > 0; default :func:`choose_delta`. Distances do not depend on it.
-        A width so small that a bucket number would overflow an int64 (below
-        about ``gn * max_weight / 2**62``), or below the smallest normal
-        float64, is raised to that bound.
+        Bucket width; the default and the lower bounds are :func:`graphpar.sssp`'s
+        (one rule, applied to the whole graph: :func:`graphpar.default_delta`
+        of the gathered graph). Distances do not depend on it.
     return_predecessors : bool, default False
-        Also compute a shortest-path tree (global ids, ``-9999`` for none).
+        Also return a shortest-path tree (global ids, ``-9999`` for none).
     limit : float, default inf
         Vertices farther than ``limit`` are left at ``inf``, as in scipy.
+    return_stats : bool, default False
+        Also return a :class:`graphpar.SSSPStats` whose ``mpi`` field is an
+        :class:`SSSPMPIStats`; its totals are the whole graph's, the same on
+        every rank (but ``mpi.bytes_sent``).
+    comm : mpi4py.MPI.Comm, optional
+        The communicator ``dg`` is distributed over (the default).
 
     Returns
     -------
-    DistSSSPResult
-        This rank's distances (and predecessors), plus rounds and bytes exchanged;
-        ``.gather(root=0)`` assembles the full arrays.
+    dist : ndarray of float64, shape (dg.ln,) or (len(source), dg.ln)
+        Distances of this rank's vertices; ``inf`` when unreachable.
+    predecessors : ndarray of int32 (int64 beyond 2**31 - 1 vertices)
+        Only with ``return_predecessors=True``; same shape, global ids.
+    stats : SSSPStats
+        Only with ``return_stats=True``; always the last item.
 
     Raises
     ------
-    ValueError
-        On every rank alike: a source out of range, negative or NaN weights
-        (naming the first bad edge), a bad ``delta`` or ``limit``.
+    ValueError, TypeError
+        On every rank alike, with :func:`graphpar.sssp`'s messages: a source
+        out of range, a negative or NaN weight (naming the first bad edge), a
+        bad ``delta`` or ``limit``.
+
+    See Also
+    --------
+    graphpar.sssp : the shared-memory version.
+    DistGraph.gather_vertex_values : the whole arrays on one rank.
+    DistGraph.write_vertex_values : one ``.npy`` file, written by every rank.
 
     Examples
     --------
-    >>> res = sssp(dg, 0)                     # doctest: +SKIP
-    >>> res.dist                              # this rank's distances  # doctest: +SKIP
+    >>> dg = distribute_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
+    >>> dist, stats = sssp(dg, [0, 5], return_stats=True)     # doctest: +SKIP
+    >>> dist.shape == (2, dg.ln), stats.mpi.rounds            # doctest: +SKIP
+    (True, 12)
+    >>> full = dg.gather_vertex_values(dist)   # (2, dg.gn) on rank 0  # doctest: +SKIP
     """
-    from graphpar.mpi.comm import run_collectively
+    if comm is None and isinstance(dg, DistGraph):
+        comm = dg.comm
+    comm = get_comm(comm)
 
     def check():
-        s = _check_args(dg, source, delta, limit)
-        _check_weights(dg)
-        return s
+        if not isinstance(dg, DistGraph):
+            raise TypeError(f"dg must be a DistGraph, got {type(dg).__name__}")
+        if dg.comm != comm:
+            raise ValueError("comm must be the communicator dg is distributed over")
+        return (check_delta(delta), check_limit(limit), check_sources(source, dg.gn),
+                _max_weight(dg))
 
-    s = run_collectively(check, dg.comm)
-    if not directed:
-        dg = dg.symmetrized()
-    width = choose_delta(dg) if delta is None else float(delta)
-    width = _bucket_floor(width, dg, float(limit))
-    return _delta_stepping(dg, s, width, bool(return_predecessors), float(limit))
-
-
-def _check_args(dg, source, delta, limit) -> int:
-    if isinstance(source, (bool, np.bool_)) or not isinstance(source, (int, np.integer)):
-        raise TypeError(f"source must be an integer, got {source!r}")
-    s = int(source)
-    if not -dg.gn <= s < dg.gn or dg.gn == 0:
-        raise ValueError(f"source = {s} is out of range for a graph with {dg.gn} vertices")
-    if delta is not None and not (float(delta) > 0 and np.isfinite(float(delta))):
-        raise ValueError(f"delta must be a finite number > 0, got {delta}")
-    if not float(limit) >= 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-    return s % dg.gn
-
-
-def _weight_summary(dg) -> tuple[str | None, float, float]:
-    """(message about the first bad weight or None, smallest and largest finite positive
-    weight) of this rank's edges, computed once per graph: the weights never change."""
-    cached = dg.workspace.get("weights")
-    if cached is None:
-        w = dg.weights
-        msg = None
-        bad = np.isnan(w) | (w < 0)
-        if bad.any():
-            k = int(np.argmax(bad))
-            u = dg.lo + int(np.searchsorted(dg.indptr, k, side="right") - 1)
-            kind = "NaN" if np.isnan(w[k]) else "negative"
-            msg = (f"graph has a {kind} edge weight: edge ({u}, {int(dg.indices[k])}, "
-                   f"{float(w[k])}); this method needs weights >= 0")
-        pos = w[np.isfinite(w) & (w > 0)]
-        wmin = float(pos.min()) if pos.size else np.inf
-        wmax = float(pos.max()) if pos.size else -np.inf
-        cached = dg.workspace["weights"] = (msg, wmin, wmax)
-    return cached
+    width, lim, (sources, scalar), wmax = run_collectively(check, comm)
+    searched = dg if directed else dg.symmetrized()
+    wmax = comm.allreduce(wmax, op=MPI.MAX)
+    width = bucket_width(searched.gn, searched.gnnz, wmax, width)
+    want_pred = bool(return_predecessors)
+    dist = np.empty((sources.size, dg.ln), dtype=np.float64)
+    pred = np.empty((sources.size, dg.ln), dtype=index_dtype(dg.gn)) if want_pred else None
+    counters = np.zeros(3, dtype=np.int64)  # rounds, buckets, bytes sent
+    if return_stats:
+        comm.Barrier()  # time the search, not the wait for the slowest rank's checks
+    t0 = time.perf_counter()
+    for i, s in enumerate(sources):
+        counters += _delta_stepping(searched, int(s), width, lim, dist[i],
+                                    pred[i] if want_pred else None)
+    seconds = time.perf_counter() - t0
+    stats = _stats(searched, dist, width, counters, seconds) if return_stats else None
+    if scalar:
+        dist = dist[0]
+        pred = pred[0] if want_pred else None
+    out = (dist,) + ((pred,) if want_pred else ()) + ((stats,) if return_stats else ())
+    return out if len(out) > 1 else dist
 
 
-def _check_weights(dg) -> None:
-    msg = _weight_summary(dg)[0]
-    if msg is not None:
-        raise ValueError(msg)
+def _max_weight(dg: DistGraph) -> float:
+    """Check this rank's weights (:func:`graphpar._validation.check_weights`, edges named by
+    global ids) and return their largest finite value; kept on ``dg``: weights never change."""
+    wmax = dg.workspace.get("max_weight")
+    if wmax is None:
+        wmax = check_weights(dg.indptr, dg.indices, dg.weights, name="graph", row0=dg.lo)
+        dg.workspace["max_weight"] = wmax
+    return wmax
 
 
-YIELD = os.environ.get("GRAPHPAR_MPI_YIELD", "0") == "1"
-
-
-def _wait(req) -> None:
-    """Wait for a non-blocking collective; with ``GRAPHPAR_MPI_YIELD=1`` yield the core
-    between tests (for ranks that share cores with other busy processes; measured
-    no faster here, so off by default).
-    """
-    if not YIELD:
-        req.Wait()
-        return
-    while not req.Test():
-        os.sched_yield()
+def _stats(dg: DistGraph, dist: np.ndarray, width: float, counters, seconds: float):
+    """The :class:`SSSPStats` of a search, totals over every rank. Collective."""
+    comm = dg.comm
+    reached = np.isfinite(dist)
+    far = float(dist[reached].max()) if reached.any() else -math.inf
+    local = np.array([reached.sum(), reached.sum(axis=0) @ np.diff(dg.indptr),
+                      counters[2]], dtype=np.int64)
+    totals = np.empty_like(local)
+    comm.Allreduce(local, totals, op=MPI.SUM)
+    rounds, buckets, sent = (int(x) for x in counters)
+    return SSSPStats(
+        delta=float(width),
+        threads=get_threads(),
+        sources=int(dist.shape[0]),
+        vertices=dg.gn,
+        edges=dg.gnnz,
+        reached=int(totals[0]),
+        max_distance=float(comm.allreduce(far, op=MPI.MAX)),
+        edges_traversed=int(totals[1]),
+        seconds=float(comm.allreduce(seconds, op=MPI.MAX)),
+        mpi=SSSPMPIStats(ranks=comm.Get_size(), rounds=rounds, buckets=buckets,
+                         bytes_sent=sent, bytes_exchanged=int(totals[2])),
+    )
 
 
 def _workspace(dg: DistGraph, ln: int, ng: int, words: int) -> dict:
@@ -311,8 +239,13 @@ def _workspace(dg: DistGraph, ln: int, ng: int, words: int) -> dict:
     return ws
 
 
-def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit: float):
+def _delta_stepping(dg: DistGraph, s: int, delta: float, limit: float, out_dist: np.ndarray,
+                    out_pred: np.ndarray | None) -> np.ndarray:
+    """One search from global vertex ``s``: this rank's distances (and predecessors, when
+    ``out_pred`` is given) into the ``ln``-long outputs. Returns ``[rounds, buckets, bytes
+    sent]``. Collective."""
     comm = dg.comm
+    with_pred = out_pred is not None
     nranks = comm.Get_size()
     lo, ln = dg.lo, dg.ln
     lidx, lweights, ghost_global, ghost_owner = dg.ghosts()
@@ -329,7 +262,7 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
     dist.fill(np.inf)
     done.fill(np.inf)
     if with_pred:
-        pred.fill(NO_PRED)
+        pred.fill(PRED_NONE)
     sendcounts = np.zeros(nranks, dtype=np.int64)
     header_send = np.zeros((nranks, 4), dtype=np.int64)
     header_recv = np.zeros((nranks, 4), dtype=np.int64)
@@ -369,14 +302,14 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
         header_send[:, 3] = 1 if nw else 0
         nf = 0
         if nranks > 1:
-            _wait(comm.Ialltoall(header_send, header_recv))
+            comm.Ialltoall(header_send, header_recv).Wait()
             recvcounts = np.ascontiguousarray(header_recv[:, 0])
             total = int(recvcounts.sum())
             if state["recvbuf"].size < total:
                 state["recvbuf"] = np.empty(2 * total, dtype=np.int64)
             recvbuf = state["recvbuf"]
             if header_recv[:, 3].any():  # the same decision on every rank: a collective
-                _wait(ialltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, recvbuf))
+                ialltoallv(sendbuf[:nw], sendcounts, recvcounts, comm, recvbuf).Wait()
             stats[0] += 1
             stats[2] += 8 * int(sendcounts[not_mine].sum())
             nf, npend = _k.apply_requests(recvbuf, total, with_pred, lo, dist, pred, delta,
@@ -434,9 +367,9 @@ def _delta_stepping(dg: DistGraph, s: int, delta: float, with_pred: bool, limit:
         if bucket == _k.NO_BUCKET:
             break
 
-    rounds, buckets, bytes_sent = (int(x) for x in stats)
     ws["clean"] = True  # every flag is back to 0
-    out_pred = pred[:ln].copy() if with_pred else None
-    return DistSSSPResult(dist[:ln].copy(), out_pred, dg.partition, comm, rounds, buckets,
-                          bytes_sent, delta)
+    out_dist[:] = dist[:ln]
+    if with_pred:
+        out_pred[:] = pred[:ln]
+    return stats
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from _common import close, run
 
 from graphpar.kernels.aggregate import spmm
-from graphpar.mpi.gcn import distribute
+from graphpar.mpi import distribute_operator
 from graphpar.mpi.halo import gather_volume, plan_from_global
 from graphpar.threads import set_threads
 
@@ -54,8 +54,8 @@ def main(comm):
                 variants += [("p2p", False), ("allgather", False)]
             for mode, symmetric in variants:
                 dtype = np.float32 if (checks % 2 == 0) else np.float64
-                dop = distribute(op, method=method, seed=1, comm=comm, dtype=dtype, mode=mode,
-                                 symmetric=symmetric)
+                dop = distribute_operator(op, method=method, seed=1, comm=comm, dtype=dtype,
+                                          mode=mode, symmetric=symmetric)
                 assert dop.symmetric == (not directed and symmetric is None)
                 # the collective plan equals the one computed from the global operator
                 ref_plan = plan_from_global(dop.relabelling.permute_operator(op),
@@ -79,7 +79,7 @@ def main(comm):
                                   f"T={transpose}")
                             checks += 1
     # bad input is refused with a clear error
-    dop = distribute(graph(10, 0.2, 9, True), comm=comm)
+    dop = distribute_operator(graph(10, 0.2, 9, True), comm=comm)
     bad = [(np.zeros((dop.nloc + 1, 2), dtype=np.float32), ValueError, "must have shape"),
            (np.zeros((dop.nloc, 2), dtype=np.float64), TypeError, "dtype")]
     for H, kind, msg in bad:

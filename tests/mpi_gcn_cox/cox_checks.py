@@ -1,9 +1,11 @@
-"""Distributed Cox against the serial fit and the O(n^2) reference, under mpiexec.
+"""Distributed Cox (graphpar.mpi.CoxPH) against the serial fit and the O(n^2) reference.
 
-Ties, strata spanning rank boundaries, weights, offsets, near-tied times,
-a ridge penalty, rows read unevenly (one rank reads everything, others
-nothing) and ranks that end up owning no rows; the table reader's rows and
-errors on every rank against the serial reader's.
+Ties, strata spanning rank boundaries (numbers and strings), weights, offsets,
+near-tied times with and without timefix, a ridge penalty, rows read unevenly
+(one rank reads everything, others nothing) and ranks that end up owning no
+rows; errors raised on one rank's rows (global row numbers) or by ranks that
+disagree; the table reader's rows and errors on every rank against the serial
+reader's.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ from _common import close, run
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for naive_cox
 from naive_cox import cox_loglik  # noqa: E402
 
-from graphpar.cox import CoxPH  # noqa: E402
-from graphpar.mpi.cox import distribute_cox, fit_distributed  # noqa: E402
+import graphpar  # noqa: E402
+from graphpar.mpi import CoxMPIStats  # noqa: E402
+from graphpar.mpi import CoxPH as DistCoxPH  # noqa: E402
+from graphpar.mpi.cox import distribute_cox  # noqa: E402
 from graphpar.threads import set_threads  # noqa: E402
+
+COEF_RTOL = 1e-12  # distributed vs serial coefficients: only the order of sums differs
 
 
 def dataset(n, p, seed, n_times, n_strata):
@@ -46,6 +52,41 @@ def split(n, comm, how):
     return slice((k - 1 - r) * n // k, (k - r) * n // k)  # reversed
 
 
+def same_fit(model, ref, what, comm, n_rows):
+    """The distributed model is the serial one: coefficients to COEF_RTOL, same summary."""
+    assert isinstance(model, graphpar.CoxPH), what
+    close(model.coef_, ref.coef_, COEF_RTOL, f"coef {what}")
+    close(model.se_, ref.se_, 1e-10, f"se {what}")
+    close([model.log_likelihood_], [ref.log_likelihood_], 1e-12, f"ll {what}")
+    close([model.log_likelihood_null_], [ref.log_likelihood_null_], 1e-12, f"ll0 {what}")
+    assert model.n_iter_ == ref.n_iter_, what
+    assert model.converged_ == ref.converged_, what
+    assert (model.n_samples_, model.n_events_) == (ref.n_samples_, ref.n_events_), what
+    assert model.feature_names_in_ == ref.feature_names_in_, what
+    assert str(model.summary()) == str(ref.summary()), what
+    stats = model.mpi_stats_
+    assert isinstance(stats, CoxMPIStats), what
+    assert stats.ranks == comm.Get_size() == len(stats.rows_per_rank), what
+    assert sum(stats.rows_per_rank) == n_rows, (what, stats)
+    assert stats.evaluations >= model.n_iter_ + 1, (what, stats)  # the start, one per step
+    assert len(stats.bytes_sent_per_rank) == stats.ranks and min(stats.bytes_sent_per_rank) > 0
+    assert comm.allgather(stats) == [stats] * comm.Get_size(), what  # the same on every rank
+
+
+def expect_error(comm, fn, *needles):
+    """``fn()`` must raise the same ValueError/TypeError on every rank, containing needles."""
+    try:
+        fn()
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+    else:
+        raise AssertionError(f"no error; expected {needles}")
+    for needle in needles:
+        assert needle in msg, (needle, msg)
+    assert comm.allgather(msg) == [msg] * comm.Get_size(), msg
+    return 1
+
+
 def main(comm):
     set_threads(None)
     checks = 0
@@ -63,29 +104,26 @@ def main(comm):
         kw = {k: extra[k] for k in case["kw"]}
         for how in ("even", "first", "reversed"):
             part = split(case["n"], comm, how)
+            mine = {k: v[part] for k, v in kw.items()}
             for ties in ("efron", "breslow"):
-                data = distribute_cox(X[part], t[part], e[part], comm=comm,
-                                      **{k: v[part] for k, v in kw.items()})
-                assert comm.allreduce(data.nloc) == case["n"]
+                problem = distribute_cox(X[part], t[part], e[part], comm=comm, ties=ties, **mine)
+                assert comm.allreduce(problem.n_local) == case["n"]
                 # one evaluation against the O(n^2) reference at a random beta
                 beta = np.random.default_rng(7).uniform(-0.3, 0.3, case["p"])
-                ll, g, h = data.evaluate(beta, ties)
+                ll, g, h = problem.evaluate(beta)
                 rll, rg, rh = cox_loglik(X, t, e, beta, ties, **kw)
                 close([ll], [rll], 1e-12, f"ll {case['seed']} {how} {ties}")
                 close(g, rg, 1e-11, f"grad {case['seed']} {how} {ties}")
                 close(h, rh, 1e-11, f"hess {case['seed']} {how} {ties}")
                 for pen in (0.0, 0.5):
-                    model = fit_distributed(data, ties=ties, penalizer=pen)
-                    ref = CoxPH(ties=ties, penalizer=pen).fit(X, t, e, **kw)
-                    what = f"case {case['seed']} {how} {ties} pen={pen}"
-                    close(model.coef_, ref.coef_, 1e-10, f"coef {what}")
-                    close(model.se_, ref.se_, 1e-9, f"se {what}")
-                    close([model.log_likelihood_], [ref.log_likelihood_], 1e-12, f"ll {what}")
-                    assert model.n_iter_ == ref.n_iter_, what
-                    assert model.converged_ == ref.converged_, what
-                    assert str(model.summary()) == str(ref.summary()), what
-                    checks += 6
-    # near-tied times (R's timefix), with strata and with a run of near ties spanning ranks
+                    model = DistCoxPH(ties=ties, penalizer=pen, comm=comm).fit(
+                        X[part], t[part], e[part], **mine)
+                    ref = graphpar.CoxPH(ties=ties, penalizer=pen).fit(X, t, e, **kw)
+                    same_fit(model, ref, f"case {case['seed']} {how} {ties} pen={pen}", comm,
+                             case["n"])
+                    checks += 1
+    # near-tied times (R's timefix) with strata, weights and offsets; runs of near ties
+    # span ranks
     rng = np.random.default_rng(11)
     n = 200
     X = rng.standard_normal((n, 2))
@@ -93,31 +131,79 @@ def main(comm):
     t = base + rng.integers(0, 3, n) * 1e-10  # distinct in floating point, tied for R
     e = rng.random(n) < 0.8
     s = rng.integers(0, 2, n).astype(np.float64)
+    w = rng.uniform(0.5, 2.0, n)
+    off = 0.1 * rng.standard_normal(n)
     part = split(n, comm, "even")
+    coefs = {}
     for fix in (True, False):
-        for kw in ({}, {"strata": s}):
-            data = distribute_cox(X[part], t[part], e[part], comm=comm, timefix=fix,
-                                  **{k: v[part] for k, v in kw.items()})
-            model = fit_distributed(data)
-            ref = CoxPH(timefix=fix).fit(X, t, e, **kw)
-            close(model.coef_, ref.coef_, 1e-10, f"timefix={fix} {list(kw)}")
+        for kw in ({}, {"strata": s}, {"strata": s, "weights": w, "offset": off}):
+            model = DistCoxPH(timefix=fix, comm=comm).fit(
+                X[part], t[part], e[part], **{k: v[part] for k, v in kw.items()})
+            ref = graphpar.CoxPH(timefix=fix).fit(X, t, e, **kw)
+            same_fit(model, ref, f"timefix={fix} {list(kw)}", comm, n)
+            coefs[fix, tuple(kw)] = model.coef_
             checks += 1
-    # every row in one tie group: one rank owns them all, the others nothing
-    data = distribute_cox(X[part], np.ones(n)[part], e[part], comm=comm)
-    assert comm.allreduce(int(data.nloc > 0)) == 1
-    close(fit_distributed(data).coef_, CoxPH().fit(X, np.ones(n), e).coef_, 1e-10, "one group")
-    checks += 1
-    # bad input on one rank: every rank raises the same error
-    bad = X[part].copy()
-    if comm.Get_rank() == comm.Get_size() - 1 and bad.shape[0]:
-        bad[-1, 0] = np.nan
-    try:
-        distribute_cox(bad, t[part], e[part], comm=comm)
-    except ValueError as exc:
-        assert f"at row {part.stop - 1}" in str(exc) or f"row {n - 1}" in str(exc), exc
+    for kw in ((), ("strata",), ("strata", "weights", "offset")):
+        # the near ties matter, so the timefix checks above can fail
+        assert np.max(np.abs(coefs[True, kw] - coefs[False, kw])) > 1e-6, kw
+    # string stratum labels, and ranks holding different subsets of the labels
+    labels = np.array(["north", "south", "east", "west"])[rng.integers(0, 4, n)]
+    for how in ("even", "first", "reversed"):
+        part = split(n, comm, how)
+        model = DistCoxPH(comm=comm).fit(X[part], base[part], e[part], strata=labels[part],
+                                         feature_names=["a", "b"])
+        ref = graphpar.CoxPH().fit(X, base, e, strata=labels, feature_names=["a", "b"])
+        same_fit(model, ref, f"string strata {how}", comm, n)
         checks += 1
-    else:
-        raise AssertionError("NaN in X was not refused")
+    # every row in one tie group: one rank owns them all, the others nothing
+    part = split(n, comm, "even")
+    problem = distribute_cox(X[part], np.ones(n)[part], e[part], comm=comm)
+    assert comm.allreduce(int(problem.n_local > 0)) == 1
+    model = DistCoxPH(comm=comm).fit(X[part], np.ones(n)[part], e[part])
+    same_fit(model, graphpar.CoxPH().fit(X, np.ones(n), e), "one group", comm, n)
+    checks += 1
+    # bad input on one rank: every rank raises the serial message, with the global row
+    last = comm.Get_rank() == comm.Get_size() - 1
+    bad = X[part].copy()
+    if last:
+        bad[-1, 1] = np.nan
+    checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(bad, t[part], e[part]),
+                           f"X contains nan at row {n - 1}, column 1")
+    bad_s = s[part].copy()
+    if last:
+        bad_s[-2] = np.nan
+    checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(X[part], t[part], e[part],
+                                                                  strata=bad_s),
+                           f"strata contains nan at row {n - 2}")
+    bad_t = t[part].copy()
+    if last:
+        bad_t[0] = -1.0
+    checks += expect_error(comm, lambda: distribute_cox(X[part], bad_t, e[part], comm=comm),
+                           "time must be nonnegative, got -1.0 at row "
+                           f"{(comm.Get_size() - 1) * n // comm.Get_size()}")
+    # ranks that disagree
+    if comm.Get_size() > 1:
+        pen = 0.0 if comm.Get_rank() == 0 else 1.0
+        checks += expect_error(comm, lambda: DistCoxPH(penalizer=pen, comm=comm).fit(
+            X[part], t[part], e[part]), "parameters differ across ranks")
+        wt = w[part] if comm.Get_rank() == 0 else None
+        checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(
+            X[part], t[part], e[part], weights=wt),
+            "weights is given on some ranks but not on others")
+        mixed = labels[part] if comm.Get_rank() == 0 else np.arange(part.stop - part.start)
+        checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(
+            X[part], t[part], e[part], strata=mixed), "strata labels have types that cannot")
+        names = ["a", "b"] if comm.Get_rank() == 0 else ["a", "c"]
+        checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(
+            X[part], t[part], e[part], feature_names=names), "feature names differ")
+    checks += expect_error(comm, lambda: DistCoxPH(ties="exact", comm=comm).fit(
+        X[part], t[part], e[part]), "ties must be 'efron' or 'breslow', got 'exact'")
+    checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(
+        X[part], t[part], np.zeros(part.stop - part.start)), "event has no events")
+    # collinear covariates: raised by the shared Newton loop on every rank alike
+    Xc = np.column_stack([X, X[:, 0] - 2 * X[:, 1]])
+    checks += expect_error(comm, lambda: DistCoxPH(comm=comm).fit(
+        Xc[part], t[part], e[part], feature_names=["a", "b", "c"]), "collinear")
     return checks + reader_checks(comm)
 
 
@@ -133,8 +219,8 @@ def reader_checks(comm) -> int:
     import shutil
     import tempfile
 
-    from graphpar._cox_table import pick_columns, read_csv, read_npz
-    from graphpar.mpi.cli_cox import read_table_rows
+    from graphpar._cox_reader import pick_columns, read_csv, read_npz
+    from graphpar.mpi.io import read_table_rows
 
     folder = comm.bcast(tempfile.mkdtemp() if comm.Get_rank() == 0 else None)
     rng = np.random.default_rng(5)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from conftest import MPI_TIMEOUT, run_mpiexec
 
 HERE = Path(__file__).resolve().parent
 
 
 def run_script(mpiexec: str, nprocs: int, script: str, *args: str,
-               timeout: float = 240) -> subprocess.CompletedProcess:
-    """``mpiexec -n nprocs python HERE/script args``, one Numba thread per rank."""
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    cmd = [mpiexec, "-n", str(nprocs), sys.executable, str(HERE / script), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd=HERE)
+               timeout: float = MPI_TIMEOUT) -> subprocess.CompletedProcess:
+    """``mpiexec -n nprocs python HERE/script args`` through :func:`conftest.run_mpiexec`.
+
+    One Numba thread and one OpenBLAS thread per rank; waiting ranks sleep
+    instead of spinning; a run longer than ``timeout`` seconds fails the test.
+    """
+    return run_mpiexec(nprocs, [HERE / script, *args], timeout=timeout, launcher=mpiexec,
+                       env={"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}, cwd=HERE)

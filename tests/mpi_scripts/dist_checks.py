@@ -6,6 +6,7 @@ for every check; any failure aborts the whole job with a non-zero status.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -19,10 +20,10 @@ from _ref import check_predecessors  # noqa: E402
 
 import graphpar as gp  # noqa: E402
 from graphpar.mpi import generate as dgen  # noqa: E402
+from graphpar.mpi.blocks import BlockPartition  # noqa: E402
 from graphpar.mpi.comm import abort_on_error, get_comm, node_info, setup_threads  # noqa: E402
-from graphpar.mpi.graph import DistGraph, scatter_graph  # noqa: E402
+from graphpar.mpi.graph import DistGraph, distribute_graph  # noqa: E402
 from graphpar.mpi.io import read_graph as pread  # noqa: E402
-from graphpar.mpi.partition import BlockPartition  # noqa: E402
 from graphpar.mpi.sssp import sssp  # noqa: E402
 
 comm = get_comm()
@@ -44,20 +45,39 @@ def same_bytes(a: gp.Graph, b: gp.Graph, what: str):
 
 def check_sssp(dg: DistGraph, g: gp.Graph | None, sources, *, directed=True, limit=np.inf,
                delta=None, what=""):
-    """Distributed distances (and predecessors) equal scipy's on the gathered graph."""
-    for s in sources:
-        res = sssp(dg, s, directed=directed, limit=limit, delta=delta,
-                   return_predecessors=True)
-        assert res.dist.shape == (dg.ln,)
-        out = res.gather(root=0)
-        if RANK == 0:
-            dist, pred = out
-            A = g.to_scipy()
-            ref = dijkstra(A, directed=directed, indices=s, limit=limit)
-            assert np.array_equal(dist, ref), f"{what} source {s}: distances differ from scipy"
-            check_predecessors(A, directed, s, dist, pred)
-        else:
-            assert out is None
+    """Distributed distances (and predecessors) equal scipy's and graphpar.sssp's on the
+    gathered graph, for the whole array of sources and for each source alone; the stats
+    count what the distances show and are the same on every rank."""
+    kw = dict(directed=directed, limit=limit, delta=delta)
+    dist, pred, stats = sssp(dg, np.array(sources), return_predecessors=True,
+                             return_stats=True, **kw)
+    assert dist.shape == pred.shape == (len(sources), dg.ln), (what, dist.shape)
+    full_d, full_p = dg.gather_vertex_values(dist), dg.gather_vertex_values(pred)
+    alone = [dg.gather_vertex_values(sssp(dg, s, **kw)) for s in sources]
+    mine = dataclasses.replace(stats, mpi=dataclasses.replace(stats.mpi, bytes_sent=0))
+    assert comm.allgather(mine) == [mine] * SIZE, f"{what}: ranks report different stats"
+    assert stats.mpi.bytes_exchanged == comm.allreduce(stats.mpi.bytes_sent)
+    if RANK != 0:
+        assert full_d is None and full_p is None and alone == [None] * len(sources)
+        return
+    A = g.to_scipy()
+    ref = dijkstra(A, directed=directed, indices=sources, limit=limit)
+    assert np.array_equal(full_d, ref), f"{what} sources {sources}: distances differ from scipy"
+    ser_d, ser_p, ser_s = gp.sssp(g, sources, return_predecessors=True, return_stats=True,
+                                  **kw)
+    assert np.array_equal(full_d, ser_d) and full_p.dtype == ser_p.dtype, what
+    for s, d, p, one in zip(sources, full_d, full_p, alone, strict=True):
+        check_predecessors(A, directed, s, d, p)
+        assert np.array_equal(one, d), f"{what} source {s}: alone differs from the array"
+    finite = np.isfinite(ref)
+    deg = np.diff((g if directed else g.symmetrized()).indptr)
+    assert stats.reached == int(finite.sum()), what
+    assert stats.max_distance == ref[finite].max(), what
+    assert stats.edges_traversed == sum(int(deg[row].sum()) for row in finite), what
+    for field in ("delta", "sources", "vertices", "edges", "reached", "max_distance",
+                  "edges_traversed"):
+        assert getattr(stats, field) == getattr(ser_s, field), (what, field)
+    assert stats.mpi.ranks == SIZE and (SIZE > 1 or stats.mpi.bytes_exchanged == 0)
 
 
 def random_graph(rng, n, m, kind):
@@ -80,7 +100,7 @@ def check_random_graphs():
         m = int(rng.integers(0, 4 * n + 1))
         kind = ("int", "real", "one")[trial % 3]
         g = random_graph(rng, n, m, kind) if RANK == 0 else None
-        dg = scatter_graph(g)
+        dg = distribute_graph(g)
         assert dg.gn == n
         srcs = [int(x) for x in np.random.default_rng(trial).integers(0, n, 2)]
         for directed in (True, False):
@@ -92,25 +112,25 @@ def check_random_graphs():
 def check_no_edges_and_tiny():
     for n in (1, 2):
         g = gp.Graph.from_edges([], [], n=n) if RANK == 0 else None
-        dg = scatter_graph(g)
+        dg = distribute_graph(g)
         check_sssp(dg, g, [0, n - 1], what=f"no edges n={n}")
     # a rank owning no vertex: explicit partition with empty parts
     n = 9
     g = random_graph(np.random.default_rng(7), n, 30, "int") if RANK == 0 else None
     off = np.concatenate([[0], np.full(SIZE - 1, 0), [n]]) if SIZE > 1 else np.array([0, n])
     part = BlockPartition(off)  # every vertex on the last rank
-    dg = scatter_graph(g, partition=part)
+    dg = distribute_graph(g, partition=part)
     assert dg.ln == (n if RANK == SIZE - 1 else 0)
     check_sssp(dg, g, [0, 8], directed=False, what="all on the last rank")
     part = BlockPartition.block(n, SIZE)
-    dg = scatter_graph(g, partition=part)
+    dg = distribute_graph(g, partition=part)
     check_sssp(dg, g, [4], delta=0.5, what="block partition, small delta")
     passed("sssp_tiny_and_empty_ranks")
 
 
 def check_delta_independent():
     g = gp.generate.grid_road(6, 7, seed=3) if RANK == 0 else None
-    dg = scatter_graph(g)
+    dg = distribute_graph(g)
     for delta in (1.0, 40.0, 1e9):
         check_sssp(dg, g, [0, 41], delta=delta, what=f"grid delta={delta}")
     passed("sssp_any_delta")
@@ -263,27 +283,40 @@ def check_rebalance():
 
 def check_write(tmp):
     dg = dgen.grid_road(5, 13, seed=8)
-    res = sssp(dg, 3, return_predecessors=True)
-    path = os.path.join(tmp, "dist.npy")
-    ppath = os.path.join(tmp, "pred.npy")
-    res.write(path, ppath)
-    full = res.gather()
-    if RANK == 0:
-        d, p = full
-        assert np.load(path).tobytes() == d.tobytes()
-        assert np.load(ppath).tobytes() == p.tobytes()
-    assert comm.allgather(res.rounds) == [res.rounds] * SIZE
-    assert res.bytes_exchanged == comm.allreduce(res.bytes_sent)
-    if SIZE == 1:
-        assert res.bytes_exchanged == 0
+    for sources in (3, [3, 0, 64]):
+        dist, pred, stats = sssp(dg, sources, return_predecessors=True, return_stats=True)
+        path = os.path.join(tmp, "dist.npy")
+        ppath = os.path.join(tmp, "pred.npy")
+        dg.write_vertex_values(path, dist)
+        dg.write_vertex_values(ppath, pred)
+        d, p = dg.gather_vertex_values(dist), dg.gather_vertex_values(pred)
+        if RANK == 0:
+            assert d.shape == np.shape(sources) + (65,)
+            assert np.load(path).tobytes() == d.tobytes()
+            assert np.load(ppath).tobytes() == p.tobytes() and np.load(ppath).dtype == p.dtype
+        assert comm.allgather(stats.mpi.rounds) == [stats.mpi.rounds] * SIZE
+        assert stats.mpi.bytes_exchanged == comm.allreduce(stats.mpi.bytes_sent)
+        if SIZE == 1:
+            assert stats.mpi.bytes_exchanged == 0
+        else:
+            assert stats.mpi.rounds > 0 and stats.mpi.bytes_exchanged > 0
+    try:
+        dg.write_vertex_values(os.path.join(tmp, "no", "such", "dir.npy"), dist)
+    except FileNotFoundError as exc:
+        assert getattr(exc, "graphpar_collective", False)
+    else:
+        raise AssertionError("no error for a missing directory")
     passed("write_by_rank_and_counters")
 
 
 def check_errors_agree():
     g = gp.Graph.from_edges([0, 1], [1, 2], [1.0, -2.0]) if RANK == 0 else None
-    dg = scatter_graph(g)
+    dg = distribute_graph(g)
     for bad, want in ((lambda: sssp(dg, 0), "negative edge weight: edge (1, 2, -2.0)"),
-                      (lambda: sssp(dg, 5), "source = 5 is out of range")):
+                      (lambda: sssp(dg, 5), "source = 5 is out of range"),
+                      (lambda: sssp(dg, [0, 3]), "source[1] = 3 is out of range"),
+                      (lambda: sssp(dg, 0, delta=-1.0), "delta must be a positive finite"),
+                      (lambda: sssp(dg, 0, limit=np.nan), "limit must be >= 0, got nan")):
         try:
             bad()
         except ValueError as exc:
@@ -308,7 +341,7 @@ def check_threaded_kernels():
             g = comm.bcast(dg.gather(), root=0)
             for s in (0, 1234):
                 for directed in (True, False):
-                    d = sssp(dg, s, directed=directed).gather()
+                    d = dg.gather_vertex_values(sssp(dg, s, directed=directed))
                     if RANK == 0:
                         ref = dijkstra(g.to_scipy(), directed=directed, indices=s)
                         assert np.array_equal(d, ref), f"threaded {dg!r} source {s}"

@@ -13,8 +13,8 @@ tests/test_hostile_cli.py.
   while the others wait in a collective: one line, the job ends (status 2; 130
   for ``interrupt``).
 - ``cli-agreed KIND``: the last rank raises KIND in a stage that every rank
-  runs through ``run_collectively``: every rank raises it, rank 0 prints it
-  once and every rank exits 2.
+  runs collectively (the CLI driver's ``Context.collectively``): every rank
+  raises it, rank 0 prints it once and every rank exits 2.
 - ``cli-faulty-symmetrisation PATH``: ``graphpar sssp PATH --undirected
   --verify --source 2`` with a symmetrisation that does nothing, so the
   search runs on the directed graph: the verifier, which checks the graph the
@@ -30,20 +30,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from graphpar.cli._errors import run_reporting_errors
+from graphpar.cli import main as cli_main
+from graphpar.cli._driver import run_command
 from graphpar.mpi import generate as dgen
-from graphpar.mpi.comm import abort_on_error, get_comm, run_collectively
+from graphpar.mpi.comm import abort_on_error, get_comm
 from graphpar.mpi.sssp import sssp
 
 comm = get_comm()
 LAST = comm.Get_size() - 1
-
-
-def cli_args(path=None, generate=None):
-    return argparse.Namespace(
-        graph_file=path, generate=generate, source=0, delta=None, undirected=False,
-        threads=None, output=None, verify=False, json=False,
-    )
 
 
 def fail(kind):
@@ -62,8 +56,6 @@ def fail(kind):
 
 
 def main(mode, kind=None):
-    from graphpar.mpi.cli_sssp import run_distributed
-
     if mode == "library":
         with abort_on_error():
             dg = dgen.grid_road(20, 20, seed=1)
@@ -82,22 +74,20 @@ def main(mode, kind=None):
                 fail(kind)
 
             ds._delta_stepping = broken
-        return run_reporting_errors(run_distributed, cli_args(generate="grid:20"))
+        return cli_main(["sssp", "--generate", "grid:20"])
     if mode == "cli-agreed":
-        def job(args):
-            run_collectively(lambda: fail(kind) if comm.Get_rank() == LAST else None, comm)
+        def job(args, ctx):
+            ctx.collectively(lambda: fail(kind) if ctx.rank == LAST else None)
             return 0
 
-        return run_reporting_errors(job, None)
+        return run_command(argparse.Namespace(func=job, threads=None), under_mpi=True)
     if mode == "cli-faulty-symmetrisation":
         from graphpar.mpi.graph import DistGraph
 
         DistGraph.symmetrized = lambda self: self
-        args = cli_args(path=kind)
-        args.undirected, args.verify, args.source = True, True, 2
-        return run_reporting_errors(run_distributed, args)
+        return cli_main(["sssp", kind, "--undirected", "--verify", "--source", "2"])
     if mode == "cli-all":
-        return run_reporting_errors(run_distributed, cli_args(path="/nonexistent/g.gr"))
+        return cli_main(["sssp", "/nonexistent/g.gr"])
     raise SystemExit(f"unknown mode {mode}")
 
 

@@ -4,23 +4,31 @@
 indices=source, ...)`` on graphs with non-negative weights: same input
 conventions, same output shapes and dtypes, and *the same float64
 distances bit for bit*. :func:`verify_sssp` checks a distance array
-independently of how it was computed.
+independently of how it was computed. :func:`bucket_width` is the one rule
+for the bucket width, which the distributed search
+(:func:`graphpar.mpi.sssp.sssp`) uses too, and :class:`SSSPStats` the run
+figures both return with ``return_stats=True``.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphpar._validation import _validate_with_max_weight, check_sources, validate_graph
-from graphpar.graph import Graph
+from graphpar._validation import check_delta, check_limit, check_sources, validate_graph
+from graphpar.graph import Graph, index_dtype
 from graphpar.kernels import sssp as _k
 
-__all__ = ["sssp", "verify_sssp", "default_delta", "MAX_BINS", "MIN_DELTA"]
+if TYPE_CHECKING:
+    from graphpar.mpi.sssp import SSSPMPIStats
 
-PRED_NONE = -9999
+__all__ = ["sssp", "verify_sssp", "default_delta", "bucket_width", "SSSPStats", "MAX_BINS",
+           "MIN_DELTA"]
+
 #: Most circular bins a search uses; a smaller ``delta`` is raised to ``max_weight / MAX_BINS``.
 MAX_BINS = 1 << 12
 #: Smallest bucket width: the smallest normal float64, so that ``1 / delta`` is finite
@@ -29,49 +37,135 @@ MIN_DELTA = float(np.finfo(np.float64).tiny)
 _METHODS = ("delta-stepping", "dijkstra")
 
 
-def default_delta(graph: Graph) -> float:
-    """Return the bucket width :func:`sssp` uses when ``delta=None``.
+@dataclass(frozen=True)
+class SSSPStats:
+    """What one shortest-path call did: ``sssp(..., return_stats=True)`` returns it last.
 
-    The rule: ``delta = 2 * max_weight / mean_out_degree`` (the largest finite
-    weight; mean degree at least 1), never above ``max_weight`` and never below
-    ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest normal
-    float64, about 2.2e-308: with subnormal weights such as ``5e-324`` the
-    rule would give 0 or a width whose reciprocal overflows); ``1.0`` when
-    every weight is zero or infinite, or there are no edges. With
-    ``max_weight / degree`` about one of a vertex's edges lands in its own
-    bucket (Meyer and Sanders' ``Theta(1/d)`` for random weights); the factor
-    2 trades a few re-relaxations for fewer steps. Measured on these 2 cores
-    (median of 3 sources, speed-up over scipy's dijkstra in the same run, on a
-    quiet machine, at 1 / 2 threads): Graph500 Kronecker scale 20 (weights
-    1..255, mean degree 30; the rule gives 17): 2.7x / 4.1x at delta 4, 2.6x /
-    4.0x at 8, 2.6x / 4.0x at 17, 2.3x / 3.7x at 32, 2.6x / 3.6x at 64; the
-    1000 x 1000 grid road graph (mean degree 4; the rule gives 128): 3.4x /
-    3.6x at 64, 3.6x / 3.7x at 128, 3.3x / 3.4x at 256, 3.0x / 3.2x at 512,
-    2.9x / 3.4x at 1024. Any delta gives the same distances.
+    :func:`graphpar.sssp` and the distributed :func:`graphpar.mpi.sssp.sssp`
+    fill the same fields; the distributed one adds its communication figures
+    in ``mpi`` and gives every rank the same totals.
+
+    Attributes
+    ----------
+    delta : float
+        The bucket width the searches used (:func:`bucket_width`); ``nan``
+        with ``method="dijkstra"``, which has no buckets.
+    threads : int
+        Numba threads (per rank under MPI).
+    sources : int
+        Searches run: one per source.
+    vertices, edges : int
+        Vertices and stored edges of the graph searched (with
+        ``directed=False``, every edge both ways).
+    reached : int
+        Vertices at a finite distance, summed over the sources:
+        ``np.isfinite(dist).sum()``.
+    max_distance : float
+        The largest finite distance (``-inf`` when there is no source).
+    edges_traversed : int
+        Stored edges leaving the reached vertices, summed over the sources:
+        the edges a traversal must look at, the numerator of TEPS.
+    seconds : float
+        Wall time of the searches (with their predecessor trees); input
+        checks and conversion excluded. Under MPI, the slowest rank's.
+    mpi : SSSPMPIStats or None
+        The distribution figures (ranks, rounds, buckets, bytes exchanged)
+        of the distributed search; None for :func:`graphpar.sssp`.
 
     Examples
     --------
     >>> import numpy as np
+    >>> A = np.array([[0, 1, 4], [0, 0, 2], [0, 0, 0]], dtype=float)
+    >>> dist, stats = sssp(A, 0, return_stats=True)
+    >>> stats.reached, stats.edges_traversed, stats.max_distance, stats.mpi
+    (3, 3, 3.0, None)
+    """
+
+    delta: float
+    threads: int
+    sources: int
+    vertices: int
+    edges: int
+    reached: int
+    max_distance: float
+    edges_traversed: int
+    seconds: float
+    mpi: SSSPMPIStats | None = None
+
+    @property
+    def mteps(self) -> float:
+        """Millions of traversed edges per second: ``edges_traversed / seconds / 1e6``."""
+        return self.edges_traversed / self.seconds / 1e6 if self.seconds > 0 else math.inf
+
+
+def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None) -> float:
+    """Return the bucket width of a search: the one rule of the serial and MPI searches.
+
+    Parameters
+    ----------
+    n, nnz : int
+        Vertices and stored edges of the graph searched.
+    max_weight : float
+        Its largest finite weight (``>= 0``; 0.0 when there is none).
+    delta : float, optional
+        The caller's width (already checked positive and finite). Default:
+        ``2 * max_weight / mean_out_degree`` (mean degree at least 1), at most
+        ``max_weight``; ``1.0`` when there are no edges or every weight is
+        zero or infinite. With ``max_weight / degree`` about one of a vertex's
+        edges lands in its own bucket (Meyer and Sanders' ``Theta(1/d)`` for
+        random weights); the factor 2 trades a few re-relaxations for fewer
+        steps.
+
+    Returns
+    -------
+    float
+        ``delta`` raised to ``max_weight / MAX_BINS`` and :data:`MIN_DELTA`:
+        positive, with a finite reciprocal (subnormal weights would otherwise
+        give 0 or a width whose reciprocal overflows), at most ``MAX_BINS``
+        circular bins for the shared-memory kernel, and bucket numbers
+        ``dist / delta`` below ``MAX_BINS * n``, far inside an int64, for the
+        distributed one. Any width gives the same distances.
+
+    Examples
+    --------
+    >>> bucket_width(4, 4, 8.0)
+    8.0
+    >>> bucket_width(1000, 16000, 255.0)
+    31.875
+    >>> bucket_width(1000, 16000, 4096.0, delta=1e-300)
+    1.0
+    """
+    if delta is None:
+        if n == 0 or nnz == 0 or not max_weight > 0:
+            return 1.0
+        # 2 / degree first: 2 * max_weight overflows for weights near the float64 maximum
+        delta = min(max_weight * (2.0 / max(nnz / n, 1.0)), max_weight)
+    return float(max(delta, max_weight / MAX_BINS, MIN_DELTA))
+
+
+def default_delta(graph: Graph) -> float:
+    """Return the bucket width :func:`sssp` uses on ``graph`` when ``delta=None``.
+
+    :func:`bucket_width` of the graph's size and largest finite weight:
+    ``2 * max_weight / mean_out_degree``, never above ``max_weight`` and
+    never below ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest
+    normal float64, about 2.2e-308); ``1.0`` when every weight is zero or
+    infinite, or there are no edges. Measured on these 2 cores (median of 3
+    sources, speed-up over scipy's dijkstra in the same run, on a quiet
+    machine, at 1 / 2 threads): Graph500 Kronecker scale 20 (weights 1..255,
+    mean degree 30; the rule gives 17): 2.7x / 4.1x at delta 4, 2.6x / 4.0x at
+    8, 2.6x / 4.0x at 17, 2.3x / 3.7x at 32, 2.6x / 3.6x at 64; the 1000 x 1000
+    grid road graph (mean degree 4; the rule gives 128): 3.4x / 3.6x at 64,
+    3.6x / 3.7x at 128, 3.3x / 3.4x at 256, 3.0x / 3.2x at 512, 2.9x / 3.4x at
+    1024. Any delta gives the same distances.
+
+    Examples
+    --------
     >>> g = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], [4.0, 8.0, 1.0, 2.0])
     >>> default_delta(g)
     8.0
     """
-    if graph.n == 0 or graph.nnz == 0:
-        return 1.0
-    return _delta_rule(graph.n, graph.nnz, _max_finite_weight(graph.weights))
-
-
-def _delta_rule(n: int, nnz: int, wmax: float) -> float:
-    if n == 0 or nnz == 0 or not wmax > 0:
-        return 1.0
-    # 2 / degree first: 2 * wmax overflows for weights near the float64 maximum
-    return _delta_floor(min(wmax * (2.0 / max(nnz / n, 1.0)), wmax), wmax)
-
-
-def _delta_floor(delta: float, wmax: float) -> float:
-    """Raise ``delta`` to ``wmax / MAX_BINS`` and :data:`MIN_DELTA`, so that it is positive,
-    ``1 / delta`` finite and ``wmax / delta`` at most ``MAX_BINS``."""
-    return float(max(delta, wmax / MAX_BINS, MIN_DELTA))
+    return bucket_width(graph.n, graph.nnz, _max_finite_weight(graph.weights))
 
 
 def _max_finite_weight(w: np.ndarray) -> float:
@@ -79,29 +173,9 @@ def _max_finite_weight(w: np.ndarray) -> float:
         return 0.0
     top = float(w.max())
     if np.isfinite(top):
-        return top
+        return max(top, 0.0)
     fin = w[np.isfinite(w)]  # infinite weights are edges that never relax anything
-    return float(fin.max()) if fin.size else 0.0
-
-
-def _check_limit(limit) -> float:
-    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Real):
-        raise TypeError(f"limit must be a real number, got {limit!r}")
-    limit = float(limit)
-    if math.isnan(limit) or limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit!r}")
-    return limit
-
-
-def _check_delta(delta) -> float | None:
-    if delta is None:
-        return None
-    if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"delta must be a positive number or None, got {delta!r}")
-    delta = float(delta)
-    if not (delta > 0 and math.isfinite(delta)):
-        raise ValueError(f"delta must be a positive finite number, got {delta!r}")
-    return delta
+    return max(float(fin.max()), 0.0) if fin.size else 0.0
 
 
 def _arrays(g: Graph):
@@ -110,17 +184,6 @@ def _arrays(g: Graph):
         np.ascontiguousarray(g.indices),
         np.ascontiguousarray(g.weights),
     )
-
-
-def _plan(g: Graph, delta: float | None, wmax: float | None = None) -> tuple[float, int]:
-    """Effective delta and number of circular bins (``wmax``: largest finite weight, if known)."""
-    if wmax is None:
-        wmax = _max_finite_weight(g.weights)
-    if delta is None:
-        delta = _delta_rule(g.n, g.nnz, wmax)
-    delta = _delta_floor(delta, wmax)
-    nbins = int(math.ceil(wmax / delta)) + 3
-    return delta, nbins
 
 
 def _run_one(arrays, s, method, delta, nbins, limit, threads, dist):
@@ -143,6 +206,7 @@ def sssp(
     limit: float = np.inf,
     method: str = "delta-stepping",
     threads: int | None = None,
+    return_stats: bool = False,
 ):
     """Shortest-path distances from one or more sources (non-negative weights).
 
@@ -151,6 +215,8 @@ def sssp(
     relaxation and bin fusion. The result equals
     ``scipy.sparse.csgraph.dijkstra(csgraph, directed=directed,
     indices=source, limit=limit)`` exactly, for any number of threads.
+    :func:`graphpar.mpi.sssp.sssp` is the same call on a graph spread across
+    MPI ranks.
 
     Parameters
     ----------
@@ -165,8 +231,9 @@ def sssp(
         ``False`` follows every edge in both directions.
     delta : float, optional
         Bucket width. Any positive value gives the same distances; it only
-        changes the speed. Default: :func:`default_delta`. Values below
-        ``max_weight / 4096`` or :data:`MIN_DELTA` are raised to that bound.
+        changes the speed. Default and bounds: :func:`bucket_width` (values
+        below ``max_weight / 4096`` or :data:`MIN_DELTA` are raised to that
+        bound).
     return_predecessors : bool, default False
         Also return the shortest-path tree.
     limit : float, default inf
@@ -178,6 +245,9 @@ def sssp(
     threads : int, optional
         Numba threads for this call; default the current setting
         (:func:`graphpar.set_threads`).
+    return_stats : bool, default False
+        Also return an :class:`SSSPStats` (bucket width, vertices reached,
+        edges traversed, time of the searches, ...).
 
     Returns
     -------
@@ -189,6 +259,8 @@ def sssp(
         the vertex before ``v`` on a shortest path, ``-9999`` for the source
         and unreachable vertices. The tree does not depend on the thread
         count or on ``method``; on ties it may differ from scipy's.
+    stats : SSSPStats
+        Only with ``return_stats=True``; always the last item.
 
     Raises
     ------
@@ -202,6 +274,7 @@ def sssp(
     --------
     scipy.sparse.csgraph.dijkstra : the serial reference this matches.
     verify_sssp : check a distance array.
+    graphpar.mpi.sssp.sssp : the distributed version.
 
     Notes
     -----
@@ -230,52 +303,68 @@ def sssp(
            [    1,     2, -9999]], dtype=int32)
     >>> sssp(A, 0, limit=2)
     array([ 0.,  1., inf])
+    >>> dist, stats = sssp(A, 0, return_stats=True)
+    >>> stats.delta, stats.reached
+    (4.0, 3)
     """
     if method not in _METHODS:
         raise ValueError(f"method must be 'delta-stepping' or 'dijkstra', got {method!r}")
-    delta = _check_delta(delta)
-    limit = _check_limit(limit)
-    g, wmax = _validate_with_max_weight(csgraph, directed, "nonnegative", "csgraph")
+    delta = check_delta(delta)
+    limit = check_limit(limit)
+    g, wmax = validate_graph(csgraph, directed, return_max_weight=True)
     sources, scalar = check_sources(source, g.n)
     from graphpar.threads import get_threads, set_threads
 
     before = get_threads()
     nthreads = before if threads is None else set_threads(threads)
     try:
-        dist, pred = _solve(g, sources, method, delta, limit, nthreads, return_predecessors,
-                            wmax=wmax)
+        dist, pred, stats = _solve(g, sources, method, delta, limit, nthreads,
+                                   return_predecessors, wmax, return_stats)
     finally:
         if threads is not None:
             set_threads(before)
     if scalar:
         dist = dist[0]
         pred = pred[0] if pred is not None else None
-    return (dist, pred) if return_predecessors else dist
+    out = (dist,) + ((pred,) if return_predecessors else ()) + ((stats,) if return_stats else ())
+    return out if len(out) > 1 else dist
 
 
-def _solve(g, sources, method, delta, limit, nthreads, want_pred, stats=None, wmax=None):
+def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_stats):
+    """Search from every source; returns ``(dist, pred or None, SSSPStats or None)``."""
+    t0 = time.perf_counter()
     n = g.n
     arrays = _arrays(g)
-    delta_eff, nbins = _plan(g, delta, wmax)
+    delta_eff = bucket_width(n, g.nnz, wmax, delta)
+    nbins = int(math.ceil(wmax / delta_eff)) + 3
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None
     if want_pred:
-        pred = np.empty((sources.size, n), dtype=np.int32 if n <= 2**31 - 1 else np.int64)
+        pred = np.empty((sources.size, n), dtype=index_dtype(n))
         tree = np.empty(n, dtype=np.int64)
-    totals = np.zeros(4, dtype=np.int64)
     for i, s in enumerate(sources):
-        totals += _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i])
+        _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i])
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
-            tree[tree < 0] = PRED_NONE
+            tree[tree < 0] = _k.PRED_NONE
             pred[i] = tree
-    if stats is not None:
-        stats["delta"] = delta_eff
-        stats["edges_relaxed"] = int(totals[0])
-        stats["steps"] = int(totals[1])
-        stats["parallel_steps"] = int(totals[2])
-        stats["pool_growths"] = int(totals[3])
-    return dist, pred
+    seconds = time.perf_counter() - t0
+    stats = None
+    if want_stats:
+        reached = np.isfinite(dist)
+        stats = SSSPStats(
+            delta=delta_eff if method == "delta-stepping" else math.nan,
+            threads=int(nthreads),
+            sources=int(sources.size),
+            vertices=n,
+            edges=g.nnz,
+            reached=int(reached.sum()),
+            max_distance=float(dist[reached].max()) if reached.any() else -math.inf,
+            # how many searches reached each vertex, times its out-degree
+            edges_traversed=int(reached.sum(axis=0) @ np.diff(g.indptr)),
+            seconds=seconds,
+        )
+    return dist, pred, stats
 
 
 def _why_wrong(arrays, source: int, dist: np.ndarray, limit: float, against_dijkstra: bool):
@@ -372,7 +461,7 @@ def verify_sssp(
     ValueError: source 0: dist[2] = 2.0 is not reached by any path of tight edges from the \
 source 0
     """
-    limit = _check_limit(limit)
+    limit = check_limit(limit)
     g = validate_graph(csgraph, True)
     arrays = _arrays(g) if directed else _both_ways(g)
     sources, scalar = check_sources(source, g.n)

@@ -1,12 +1,13 @@
-"""Vertex partitioners for the distributed GCN, as assignments ``part[v] in [0, nparts)``.
+"""Vertex partitioners for the distributed GCN: assignments ``part[v] in [0, nparts)``.
 
 Pure functions, no MPI. Every partitioner returns an assignment; the
 relabelling :func:`contiguous_relabel` then renumbers the vertices so that
-each part is a contiguous range, which is what a block partition of rows
-describes. Within a part, vertices keep their relative order, except that
-(when the operator is given) *interior* vertices, whose rows reference no
-other part, come first: the distributed product computes those rows while the
-halo rows are still in flight.
+each part is a contiguous range, which is what a
+:class:`~graphpar.mpi.blocks.BlockPartition` of rows describes. Within a part,
+vertices keep their relative order, except that (when the operator is given)
+*interior* vertices, whose rows reference no other part, come first: the
+distributed product computes those rows while the halo rows are still in
+flight.
 
 Methods:
 
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar.mpi.partition import BlockPartition
+from graphpar.mpi.blocks import BlockPartition
 
 METHODS = ("block", "edge", "random", "metis", "hypergraph")
 EXTRA = "graphpar[partition]"
@@ -225,7 +226,7 @@ class Relabelling:
         --------
         >>> import numpy as np, scipy.sparse as sp
         >>> r = contiguous_relabel(np.array([1, 0, 1]), 2)
-        >>> r.permute_operator(sp.eye_array(3, format="csr")).toarray().trace()
+        >>> float(r.permute_operator(sp.eye_array(3, format="csr")).toarray().trace())
         3.0
         """
         csr = sp.csr_array(op)

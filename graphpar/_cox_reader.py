@@ -1,11 +1,11 @@
-"""Reading survival tables (CSV or .npz) by column name, serially and by each MPI rank.
+"""The Cox file reader: survival tables (CSV or .npz) by column name, serially and per MPI rank.
 
 :func:`read_table` returns a :class:`Table`: ``{column name: float64 array}``
 that also knows where its rows came from. :func:`pick_columns` checks the
 columns a fit uses and splits the table into the arguments of
 :meth:`graphpar.CoxPH.fit`.
 
-The serial reader and the MPI one (:mod:`graphpar.mpi.cli_cox`) are the same
+The serial reader and the MPI one (:func:`graphpar.mpi.io.read_table_rows`) are the same
 code: a CSV body is a byte range cut at line starts (:meth:`CsvSource.lines`;
 one range serially, one per rank under MPI), parsed by :func:`parse_lines`
 given the number of its first line; an ``.npz`` is read by row range
@@ -33,6 +33,7 @@ import zlib
 
 import numpy as np
 
+from graphpar._validation import first_invalid
 from graphpar.errors import LimitError
 from graphpar.limits import ENV_MAX_DECOMPRESSED, check_memory, decompression_limit
 
@@ -195,28 +196,22 @@ class CsvSource:
         return start
 
     def lines(self, lo: int, hi: int) -> bytes:
-        """The rows whose line starts at a byte in ``[lo, hi)`` (each line to one range)."""
-        f, end = self.f, self.body_end
-        hi = min(hi, end)
-        if lo >= hi:
-            return b""
-        if lo > self.body_start:
-            f.seek(lo - 1)
-            if f.read(1) != b"\n":
-                f.readline()  # this line started before lo: it belongs to the range before
-        else:
-            f.seek(lo)
-        start = f.tell()
-        if start >= hi:
-            return b""
-        text = f.read(hi - start)
-        if not text.endswith(b"\n"):
-            text += f.readline()  # finish the last line that starts in the range
-        return text if len(text) <= end - start else text[: end - start]
+        """The rows whose first byte lies in ``[lo, hi)`` (file offsets; each line to one range).
+
+        The line-range rule of every split reader,
+        :func:`graphpar.io._lines.read_line_range`, on the rows of the body.
+        """
+        from graphpar.io._lines import read_line_range
+
+        start, end = self.body_start, self.body_end
+        block = read_line_range(self.f, start, max(lo - start, 0), hi - start, end=end - start)
+        return block.tobytes()
 
 
 def byte_range(source: CsvSource, rank: int, nranks: int) -> tuple[int, int]:
-    """Rank ``rank``'s share ``[lo, hi)`` of the body bytes of ``source``.
+    """Rank ``rank``'s share ``[lo, hi)`` of the body bytes of ``source``, as file offsets.
+
+    :func:`graphpar.io._lines.byte_range` of the body, the share of every split reader.
 
     Examples
     --------
@@ -224,8 +219,10 @@ def byte_range(source: CsvSource, rank: int, nranks: int) -> tuple[int, int]:
     >>> byte_range(S, 1, 2)
     (20, 30)
     """
-    a, b = source.body_start, source.body_end
-    return a + (b - a) * rank // nranks, a + (b - a) * (rank + 1) // nranks
+    from graphpar.io._lines import byte_range as share
+
+    a, b = share(source.body_end - source.body_start, rank, nranks)
+    return source.body_start + a, source.body_start + b
 
 
 def count_lines(block: bytes) -> int:
@@ -524,8 +521,6 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     >>> pick_columns(t, "x.csv", "t", "e")["feature_names"]
     ['age']
     """
-    from graphpar._cox_data import first_invalid
-
     if not isinstance(table, Table):
         table = Table(table, path)
 

@@ -5,6 +5,10 @@ parallel prefix-scan kernels of :mod:`graphpar.kernels.cox` on rows sorted once
 by (stratum, time descending); :class:`CoxPH` maximises it by Newton-Raphson
 with step halving. Results agree with R's ``survival::coxph`` (Breslow and
 Efron ties, strata, case weights, offsets, ridge penalty).
+
+The public names are re-exported by :mod:`graphpar` (``graphpar.CoxPH``,
+...). :class:`graphpar.mpi.CoxPH` is the same estimator on rows spread across
+MPI ranks.
 """
 
 from __future__ import annotations
@@ -18,8 +22,13 @@ import scipy.linalg
 from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 
-from graphpar._cox_data import SortedCox, as_event, as_matrix, as_vector, strata_codes
-from graphpar.kernels import cox as K
+from graphpar._cox_problem import CoxProblem, tie_code
+from graphpar._validation import (
+    check_cox_arrays,
+    check_cox_event,
+    check_cox_matrix,
+    check_cox_vector,
+)
 
 __all__ = [
     "CoxPH",
@@ -171,6 +180,10 @@ class CoxPH:
     feature_names_in_ : list of str
         Covariate names (DataFrame columns, ``feature_names``, or ``x0, x1, ...``).
 
+    See Also
+    --------
+    graphpar.mpi.CoxPH : the same fit on rows spread across MPI ranks.
+
     Examples
     --------
     >>> import numpy as np
@@ -191,8 +204,7 @@ class CoxPH:
         self.timefix = timefix
 
     def _check_params(self) -> None:
-        if self.ties not in ("efron", "breslow"):
-            raise ValueError(f"ties must be 'efron' or 'breslow', got {self.ties!r}")
+        tie_code(self.ties)
         pen = self.penalizer
         if isinstance(pen, bool) or not isinstance(pen, (int, float, np.integer, np.floating)):
             raise TypeError(f"penalizer must be a number, got {pen!r}")
@@ -219,7 +231,8 @@ class CoxPH:
         event : array_like (n,)
             1/True for an event, 0/False for a censored row.
         strata : array_like (n,), optional
-            Stratum labels (any values); each stratum has its own baseline hazard.
+            Stratum labels (any sortable values: numbers, strings, booleans);
+            each stratum has its own baseline hazard.
         weights : array_like (n,), optional
             Nonnegative case weights; a row of weight zero counts as absent (R's
             coxph rejects zero weights).
@@ -252,35 +265,27 @@ class CoxPH:
         ((1,), True)
         """
         self._check_params()
-        X, names = as_matrix(X, "X", feature_names)
-        n, p = X.shape
-        if n == 0:
-            raise ValueError("X has no rows")
-        time = as_vector(time, "time", n, nonnegative=True)
-        ev = as_event(event, n)
-        w = None if weights is None else as_vector(weights, "weights", n, nonnegative=True)
-        off = None if offset is None else as_vector(offset, "offset", n)
-        codes, nstrata = strata_codes(strata, n)
-        if names is None:
-            names = [f"x{j}" for j in range(p)]
-        prob = SortedCox(X, time, ev, codes, nstrata, w, off, self.ties, bool(self.timefix))
-        return self._fit_evaluator(prob, names, n, int(np.count_nonzero(ev)))
+        arrays = check_cox_arrays(X, time, event, strata, weights, offset,
+                                  feature_names=feature_names)
+        return self._fit_problem(CoxProblem(arrays, self.ties, bool(self.timefix)))
 
-    def _fit_evaluator(self, prob, feature_names: list[str], n_samples: int,
-                       n_events: int) -> CoxPH:
-        """Run the Newton iterations on any likelihood evaluator; return ``self``.
+    def _fit_problem(self, problem) -> CoxPH:
+        """Run the Newton iterations on a prepared problem; return ``self``.
 
-        ``prob`` needs an attribute ``p`` and a method ``evaluate(beta)``
-        returning ``(loglik, gradient, hessian)`` of the whole data set (for
-        example the sums over MPI ranks of :func:`graphpar.kernels.cox.cox_block`),
-        so a distributed fit reuses this loop, its warnings and its summary.
+        ``problem`` is a :class:`graphpar._cox_problem.CoxProblem` or anything
+        with its interface: attributes ``p``, ``n_samples``, ``n_events`` and
+        ``feature_names``, and ``evaluate(beta)`` returning ``(loglik,
+        gradient, hessian)`` of the whole data set. The distributed estimator
+        (:class:`graphpar.mpi.cox.CoxPH`) passes its
+        :class:`graphpar.mpi.cox.DistCoxProblem`, whose evaluations are the
+        same on every rank, so it reuses this loop, its warnings and its
+        summary.
         """
-        self._check_params()
-        self.feature_names_in_ = list(feature_names)
-        self.n_features_in_ = prob.p
-        self._newton(prob)
-        self.n_samples_ = n_samples
-        self.n_events_ = n_events
+        self.feature_names_in_ = list(problem.feature_names)
+        self.n_features_in_ = problem.p
+        self._newton(problem)
+        self.n_samples_ = problem.n_samples
+        self.n_events_ = problem.n_events
         return self
 
     def _newton(self, prob) -> None:
@@ -343,11 +348,11 @@ class CoxPH:
                     f"CoxPH: the log-likelihood keeps increasing as the coefficient of {names} "
                     "grows: the covariate separates the events (monotone likelihood), so its "
                     "coefficient is running to infinity and its estimate and standard error "
-                    "are not meaningful", MonotoneLikelihoodWarning, stacklevel=3)
+                    "are not meaningful", MonotoneLikelihoodWarning, stacklevel=4)
         if not converged and not runaway:
             why = ("step halving could not increase the log-likelihood" if stalled
                    else f"no convergence in max_iter={self.max_iter} Newton steps")
-            warnings.warn(f"CoxPH: {why}", ConvergenceWarning, stacklevel=3)
+            warnings.warn(f"CoxPH: {why}", ConvergenceWarning, stacklevel=4)
         self.coef_ = beta
         self.var_ = var
         self.se_ = np.sqrt(np.maximum(np.diag(var), 0.0))
@@ -400,14 +405,14 @@ class CoxPH:
         array([1.])
         """
         self._check_fitted()
-        X, _ = as_matrix(X, "X")
+        X, _ = check_cox_matrix(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}"
             )
         eta = X @ self.coef_
         if offset is not None:
-            eta = eta + as_vector(offset, "offset", X.shape[0])
+            eta = eta + check_cox_vector(offset, "offset", X.shape[0])
         return np.exp(eta)
 
 
@@ -491,9 +496,9 @@ def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> flo
     if t.ndim != 1:
         raise ValueError(f"time must be 1-D, got shape {t.shape}")
     n = t.shape[0]
-    t = as_vector(t, "time", n, nonnegative=True)
-    r = as_vector(risk, "risk", n, ref="time")
-    e = as_event(event, n, ref="time", require_events=False)
+    t = check_cox_vector(t, "time", n, nonnegative=True)
+    r = check_cox_vector(risk, "risk", n, ref="time")
+    e = check_cox_event(event, n, ref="time", require_events=False)
     if n == 0:
         raise ValueError("concordance_index: time, risk and event are empty")
     order = np.argsort(t, kind="stable")
@@ -505,6 +510,3 @@ def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> flo
                          "another observed time)")
     return (conc + 0.5 * tied) / pairs
 
-
-# The kernel's tie codes, for callers that use the kernels directly.
-TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}

@@ -1,10 +1,15 @@
-"""Contiguous vertex partitions: pure, immutable, computed without MPI.
+"""Contiguous vertex blocks (:class:`BlockPartition`): which rank owns which vertices; no MPI.
 
 A partition of ``n`` vertices into ``nparts`` parts is given by its offsets:
 part ``k`` owns the vertices ``offsets[k] <= v < offsets[k + 1]``. Parts may be
 empty (``offsets[k] == offsets[k + 1]``), for example when there are more ranks
 than vertices. The same object describes the layout of a distributed graph
 (one part per MPI rank) and of any vertex-indexed array spread over ranks.
+
+Instances are pure and immutable. The partitioners that choose *which*
+vertices go together (METIS, hypergraph, ...) are in
+:mod:`graphpar.mpi.vertex_partitioners`; they renumber the vertices so that
+each part is one such block.
 """
 
 from __future__ import annotations

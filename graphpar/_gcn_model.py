@@ -3,9 +3,11 @@
 ``logits = op @ (dropout(relu(op @ (dropout(X) @ W1))) @ W2)`` with ``op`` the
 normalised adjacency from :func:`graphpar.gcn_normalize`. The forward and the
 hand-written backward run every sparse product through
-:func:`graphpar.gcn.aggregate`'s kernel; training is full batch with Adam,
+:func:`graphpar.aggregate`'s kernel; training is full batch with Adam,
 softmax cross-entropy on the training vertices and L2 weight decay on the
-first layer, as in the paper's ``gcn`` code.
+first layer, as in the paper's ``gcn`` code. One training loop
+(:func:`fit_loop`) serves :func:`train_gcn` and the distributed
+:func:`graphpar.mpi.train_gcn`.
 """
 
 from __future__ import annotations
@@ -13,15 +15,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar.gcn import SERIAL_WORK, aggregate, gcn_normalize
+from graphpar._gcn import SERIAL_WORK, aggregate, gcn_normalize
 from graphpar.kernels import aggregate as _kernel
 from graphpar.limits import check_memory
 
-__all__ = ["GCN", "TrainResult", "check_training_options", "train", "train_gcn"]
+if TYPE_CHECKING:
+    from graphpar.mpi.gcn import GCNMPIStats
+
+__all__ = [
+    "GCN", "Learner", "SerialLearner", "TrainResult", "adam_step", "check_training_options",
+    "fit_loop", "prepare_training", "train_gcn",
+]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -352,7 +361,7 @@ class GCN:
 # -------------------------------------------------------------------- training
 @dataclass
 class TrainResult:
-    """What :func:`train_gcn` returns.
+    """What :func:`train_gcn` and :func:`graphpar.mpi.train_gcn` return.
 
     Attributes
     ----------
@@ -367,15 +376,18 @@ class TrainResult:
     epochs : int
         Epochs run (fewer than asked when early stopping triggered).
     seconds : float
-        Wall time of the training loop.
+        Wall time of the training loop (under MPI: the slowest rank's).
+    mpi : graphpar.mpi.gcn.GCNMPIStats or None
+        The distribution figures (ranks, partition, halo and gradient
+        traffic) of :func:`graphpar.mpi.train_gcn`; None for serial training.
 
     Examples
     --------
     >>> import numpy as np
     >>> A = np.ones((4, 4)) - np.eye(4)
     >>> r = train_gcn(A, np.eye(4), np.array([0, 0, 1, 1]), np.ones(4, bool), epochs=3)
-    >>> r.epochs, sorted(r.history)
-    (3, ['loss', 'train_accuracy', 'val_accuracy', 'val_loss'])
+    >>> r.epochs, sorted(r.history), r.mpi
+    (3, ['loss', 'train_accuracy', 'val_accuracy', 'val_loss'], None)
     """
 
     model: GCN
@@ -385,6 +397,7 @@ class TrainResult:
     test_accuracy: float = 0.0
     epochs: int = 0
     seconds: float = 0.0
+    mpi: GCNMPIStats | None = None
 
 
 def _row_normalize(X, dtype):
@@ -415,14 +428,32 @@ def _accuracy(pred, labels, mask) -> float:
     return float(np.mean(pred[mask] == labels[mask])) if mask.any() else float("nan")
 
 
-def _prepare_training(
+def prepare_training(
     who, adjacency, features, labels, train_mask, val_mask, test_mask, *, hidden, epochs, lr,
     dropout, weight_decay, early_stopping, normalize_features, seed, dtype,
 ):
-    """Check the training inputs and build the operator, features, masks and model.
+    """Check the training inputs; return the operator, features, labels, masks and model.
 
-    Shared by :func:`train_gcn` and :func:`graphpar.mpi.gcn.train_gcn_distributed`;
-    ``who`` names the caller in errors. ``adjacency`` may be a Planetoid data set.
+    Shared by :func:`train_gcn` and :func:`graphpar.mpi.train_gcn`; ``who``
+    names the caller in errors and the other arguments are :func:`train_gcn`'s
+    (``adjacency`` may be a Planetoid data set).
+
+    Returns
+    -------
+    tuple
+        ``(op, X, labels, train_mask, val_mask, test_mask, model)``: the
+        normalised operator, the (row-normalised) features in ``dtype``, the
+        checked labels and masks and a freshly initialised :class:`GCN`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = prepare_training("f", np.ones((2, 2)), np.eye(2), np.array([0, 1]),
+    ...                        np.ones(2, bool), None, None, hidden=4, epochs=1, lr=0.01,
+    ...                        dropout=0.5, weight_decay=0.0, early_stopping=None,
+    ...                        normalize_features=True, seed=0, dtype=np.float32)
+    >>> out[-1].W1.shape, out[4].tolist()
+    ((2, 4), [False, False])
     """
     if features is None and hasattr(adjacency, "features"):
         data = adjacency
@@ -487,6 +518,135 @@ def adam_step(params, grads, m, v, epoch: int, lr: float,
         p -= (lr_t * mi / (np.sqrt(vi) + eps)).astype(p.dtype)
 
 
+class Learner(Protocol):
+    """What :func:`fit_loop` trains: a :class:`GCN` bound to its data.
+
+    :func:`train_gcn` binds the whole graph; :func:`graphpar.mpi.train_gcn`
+    binds this rank's rows and sums over the ranks, so that every method
+    returns the same global figures on every rank.
+    """
+
+    model: GCN
+
+    def loss_and_grad(self, split: str, rng) -> tuple[float, float, list | None]:
+        """``(loss, accuracy, grads)`` on ``split`` ("train" or "val"); grads only for "train".
+
+        ``rng`` draws the dropout masks (training mode); None: evaluation mode.
+        """
+
+    def has_split(self, split: str) -> bool:
+        """Whether the mask of ``split`` ("train", "val", "test") selects any vertex."""
+
+    def accuracies(self) -> tuple[float, float, float]:
+        """Train, validation and test accuracy of the current model in evaluation mode."""
+
+
+def fit_loop(learner: Learner, *, epochs: int, lr: float, early_stopping: int | None = None,
+             callback=None) -> TrainResult:
+    """Full-batch Adam on ``learner``: the epoch loop, history and early stopping. Collective
+    when ``learner`` is distributed.
+
+    Parameters
+    ----------
+    learner : Learner
+    epochs, lr, early_stopping, callback
+        As in :func:`train_gcn` (already checked).
+
+    Returns
+    -------
+    TrainResult
+        With ``mpi=None`` and ``seconds`` this process's wall time of the loop.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.ones((4, 4)) - np.eye(4)
+    >>> op, X, y, tr, va, te, model = prepare_training(
+    ...     "f", A, np.eye(4), np.array([0, 0, 1, 1]), np.ones(4, bool), None, None,
+    ...     hidden=4, epochs=2, lr=0.01, dropout=0.5, weight_decay=0.0,
+    ...     early_stopping=None, normalize_features=True, seed=0, dtype=np.float32)
+    >>> fit_loop(SerialLearner(model, op, X, y, (tr, va, te), 0.0), epochs=2, lr=0.01).epochs
+    2
+    """
+    model = learner.model
+    m = [np.zeros_like(p) for p in model.params]
+    v = [np.zeros_like(p) for p in model.params]
+    hist = {"loss": [], "train_accuracy": [], "val_loss": [], "val_accuracy": []}
+    has_val = learner.has_split("val")
+    t0 = time.perf_counter()
+    epoch = 0
+    for epoch in range(1, int(epochs) + 1):
+        loss, train_acc, grads = learner.loss_and_grad("train", model.rng)
+        adam_step(model.params, grads, m, v, epoch, lr)
+        if has_val:
+            val_loss, val_acc, _ = learner.loss_and_grad("val", None)
+        else:
+            val_loss, val_acc = float("nan"), float("nan")
+        rec = {"loss": loss, "train_accuracy": train_acc, "val_loss": val_loss,
+               "val_accuracy": val_acc}
+        for k, val in rec.items():
+            hist[k].append(val)
+        if callback is not None:
+            callback(epoch, rec)
+        if (
+            early_stopping is not None
+            and epoch > early_stopping
+            and hist["val_loss"][-1] > np.mean(hist["val_loss"][-(early_stopping + 1):-1])
+        ):
+            break
+    seconds = time.perf_counter() - t0
+    train_acc, val_acc, test_acc = learner.accuracies()
+    return TrainResult(model=model, history=hist, train_accuracy=train_acc,
+                       val_accuracy=val_acc, test_accuracy=test_acc, epochs=epoch,
+                       seconds=seconds)
+
+
+class SerialLearner:
+    """A :class:`GCN` bound to the whole graph: the :class:`Learner` of :func:`train_gcn`.
+
+    Parameters
+    ----------
+    model : GCN
+    op : GCNOperator
+        The normalised adjacency.
+    X : ndarray or scipy sparse
+        The features, in the model's dtype.
+    labels : ndarray of int
+    masks : tuple of three boolean ndarrays
+        The train, validation and test masks.
+    weight_decay : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphpar import gcn_normalize
+    >>> masks = (np.ones(3, bool), np.zeros(3, bool), np.zeros(3, bool))
+    >>> lr = SerialLearner(GCN(2, 2, seed=0), gcn_normalize(np.eye(3)),
+    ...                    np.ones((3, 2), np.float32), np.array([0, 1, 1]), masks, 0.0)
+    >>> lr.has_split("train"), lr.has_split("val")
+    (True, False)
+    """
+
+    def __init__(self, model: GCN, op, X, labels, masks, weight_decay: float):
+        self.model, self.op, self.X, self.labels = model, op, X, labels
+        self.masks = dict(zip(("train", "val", "test"), masks, strict=True))
+        self.weight_decay = weight_decay
+
+    def has_split(self, split: str) -> bool:
+        return bool(self.masks[split].any())
+
+    def loss_and_grad(self, split: str, rng):
+        mask = self.masks[split]
+        loss, grads, Z = self.model.loss_and_grad(
+            self.op, self.X, self.labels, mask, weight_decay=self.weight_decay, rng=rng
+        )
+        return loss, _accuracy(Z.argmax(axis=1), self.labels, mask), grads
+
+    def accuracies(self):
+        pred = self.model.predict(self.op, self.X)
+        return tuple(_accuracy(pred, self.labels, self.masks[k]) for k in ("train", "val", "test"))
+
+
 def train_gcn(
     adjacency,
     features=None,
@@ -507,6 +667,9 @@ def train_gcn(
     callback=None,
 ) -> TrainResult:
     """Train a two-layer GCN full batch, as Kipf and Welling's ``gcn/train.py`` does.
+
+    :func:`graphpar.mpi.train_gcn` takes the same arguments (plus the
+    partition's) and trains the same model across MPI ranks.
 
     Parameters
     ----------
@@ -535,7 +698,8 @@ def train_gcn(
     Returns
     -------
     TrainResult
-        The model, the history and the final train, validation and test accuracy.
+        The model, the history and the final train, validation and test
+        accuracy; ``mpi`` is None.
 
     Examples
     --------
@@ -544,53 +708,13 @@ def train_gcn(
     >>> round(result.test_accuracy, 2)  # doctest: +SKIP
     0.81
     """
-    op, X, labels, train_mask, val_mask, test_mask, model = _prepare_training(
+    op, X, labels, train_mask, val_mask, test_mask, model = prepare_training(
         "train_gcn", adjacency, features, labels, train_mask, val_mask, test_mask,
         hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
         early_stopping=early_stopping, normalize_features=normalize_features, seed=seed,
         dtype=dtype,
     )
-    m = [np.zeros_like(p) for p in model.params]
-    v = [np.zeros_like(p) for p in model.params]
-    hist = {"loss": [], "train_accuracy": [], "val_loss": [], "val_accuracy": []}
-    t0 = time.perf_counter()
-    epoch = 0
-    for epoch in range(1, int(epochs) + 1):
-        loss, grads, Z2 = model.loss_and_grad(
-            op, X, labels, train_mask, weight_decay=weight_decay, rng=model.rng
-        )
-        adam_step(model.params, grads, m, v, epoch, lr)
-        train_acc = _accuracy(Z2.argmax(axis=1), labels, train_mask)
-        if val_mask.any():
-            val_loss, _, Zv = model.loss_and_grad(
-                op, X, labels, val_mask, weight_decay=weight_decay
-            )
-            val_acc = _accuracy(Zv.argmax(axis=1), labels, val_mask)
-        else:
-            val_loss, val_acc = float("nan"), float("nan")
-        rec = {"loss": loss, "train_accuracy": train_acc, "val_loss": val_loss,
-               "val_accuracy": val_acc}
-        for k, val in rec.items():
-            hist[k].append(val)
-        if callback is not None:
-            callback(epoch, rec)
-        if (
-            early_stopping is not None
-            and epoch > early_stopping
-            and hist["val_loss"][-1] > np.mean(hist["val_loss"][-(early_stopping + 1):-1])
-        ):
-            break
-    seconds = time.perf_counter() - t0
-    pred = model.predict(op, X)
-    return TrainResult(
-        model=model,
-        history=hist,
-        train_accuracy=_accuracy(pred, labels, train_mask),
-        val_accuracy=_accuracy(pred, labels, val_mask),
-        test_accuracy=_accuracy(pred, labels, test_mask),
-        epochs=epoch,
-        seconds=seconds,
-    )
-
-
-train = train_gcn
+    learner = SerialLearner(model, op, X, labels, (train_mask, val_mask, test_mask),
+                            weight_decay)
+    return fit_loop(learner, epochs=epochs, lr=lr, early_stopping=early_stopping,
+                    callback=callback)

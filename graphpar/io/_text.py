@@ -11,17 +11,14 @@ one file on several ranks:
    :func:`graphpar.kernels.parse.parse_edges`. It never raises on bad data: it
    returns a :class:`ParsedBody` whose ``error`` holds the byte offset of the
    first problem relative to the slice. :func:`body_error` turns that into a
-   :class:`~graphpar.io_errors.GraphFormatError` naming the file and the line
+   :class:`~graphpar.errors.GraphFormatError` naming the file and the line
    number, counting newlines only then; :func:`weight_error` and
    :func:`vertex_count_error` do the same for weights a caller refuses and for
    vertex counts beyond :mod:`graphpar.limits`.
 
-Slices for several ranks come from one rule, :func:`line_range` (a line
-belongs to the byte range that holds its first byte), read from a stream by
-:func:`read_line_range` for the share :func:`byte_range` gives each rank.
-
-Everything here works on the uncompressed bytes; :mod:`graphpar.io` handles
-``.gz``, ``.bz2`` and ``.xz``.
+Slices for several ranks come from the one line-range rule of
+:mod:`graphpar.io._lines`. Everything here works on the uncompressed bytes;
+:mod:`graphpar.io._compression` handles ``.gz``, ``.bz2`` and ``.xz``.
 """
 
 from __future__ import annotations
@@ -31,12 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphpar.errors import LimitError
-from graphpar.io_errors import GraphFormatError
+from graphpar.errors import GraphFormatError, LimitError
 from graphpar.kernels import parse as _k
 from graphpar.limits import check_vertex_count
 
-TEXT_FORMATS = ("gr", "mtx", "el", "wel")
 NO_BOUND = 2**62
 
 _GR_COLS = ("the tail u of 'a u v w'", "the head v of 'a u v w'", "the weight w of 'a u v w'")
@@ -119,7 +114,7 @@ class ParsedBody:
 # ---------------------------------------------------------------- headers
 
 
-def _lines(data: bytes, eof: bool):
+def _iter_lines(data: bytes, eof: bool):
     """Yield (line_number, start, end_without_newline, next_start) for complete lines."""
     pos = 0
     line = 1
@@ -154,7 +149,7 @@ def _int_token(tok: bytes, path, line, what):
 
 def _gr_header(data: bytes, eof: bool, path) -> GraphHeader:
     last = 0
-    for line, a, b, nxt in _lines(data, eof):
+    for line, a, b, nxt in _iter_lines(data, eof):
         raw = data[a:b]
         toks = raw.split()
         last = line
@@ -193,7 +188,7 @@ _MTX_SYMMETRY = ("general", "symmetric")
 def _mtx_header(data: bytes, eof: bool, path) -> GraphHeader:
     banner = None
     last = 0
-    for line, a, b, nxt in _lines(data, eof):
+    for line, a, b, nxt in _iter_lines(data, eof):
         raw = data[a:b]
         last = line
         if banner is None:
@@ -257,7 +252,7 @@ def _el_header(data: bytes, eof: bool, path, fmt: str) -> GraphHeader:
     nodes = None
     nodes_line = 0
     directed = True
-    for line, a, b, _ in _lines(data, eof):
+    for line, a, b, _ in _iter_lines(data, eof):
         raw = data[a:b]
         s = raw.strip()
         if not s:
@@ -328,7 +323,7 @@ def parse_header(data, fmt: str, *, eof: bool = True, path="<buffer>") -> GraphH
             return _el_header(data, eof, path, fmt)
     except _NeedMore:
         raise EOFError("header not complete: read more of the file") from None
-    raise ValueError(f"format must be one of {TEXT_FORMATS}, got {fmt!r}")
+    raise ValueError(f"format must be one of {tuple(_KIND)}, got {fmt!r}")
 
 
 def read_header(stream_or_path, fmt: str, *, path=None) -> GraphHeader:
@@ -529,7 +524,7 @@ def body_error(
     first_line : int, optional
         Line number of the first line of ``buf`` (default ``header.body_line``,
         right for a slice that starts at ``header.body_offset``; for other
-        slices see :func:`line_number`).
+        slices see :func:`graphpar.io._lines.line_number`).
 
     Returns
     -------
@@ -749,181 +744,35 @@ def vertex_count_error(
     return None  # pragma: no cover - the same check failed above
 
 
-def byte_range(size: int, rank: int, nranks: int) -> tuple[int, int]:
-    """Rank ``rank``'s share ``[a, b)`` of ``size`` body bytes cut in ``nranks`` equal parts.
+def graph_order(header, top: int) -> int:
+    """The number of vertices of a text graph: the header's, or ``top`` (largest id + 1).
 
-    The lines each rank parses are those :func:`line_range` gives for its share.
-
-    Examples
-    --------
-    >>> [byte_range(10, r, 3) for r in range(3)]
-    [(0, 3), (3, 6), (6, 10)]
-    """
-    return size * rank // nranks, size * (rank + 1) // nranks
-
-
-def line_range(buf, a: int, b: int, *, origin: int = 0, eof: bool = True):
-    """Return ``(start, stop)``: the bytes of the lines whose first byte lies in ``[a, b)``.
-
-    The one rule by which a body is cut into slices for :func:`parse_body`
-    (serially in tests, by every rank of :func:`graphpar.mpi.io.read_graph`):
-    a line belongs to the range that holds its first byte, so the ranges
-    ``[c0, c1), [c1, c2), ...`` of any cut points give slices that hold every
-    line exactly once, whatever the line lengths (a range that holds no line
-    start gives an empty slice). Offsets count from the body start, which is
-    a line start; ``start`` is the first line start ``>= a`` and ``stop`` the
-    first line start ``>= b`` (or the end of the body).
-
-    Parameters
-    ----------
-    buf : uint8 ndarray or bytes
-        Body bytes from offset ``origin`` on.
-    a, b : int
-        The range of line starts, ``a <= b``.
-    origin : int
-        Body offset of ``buf[0]``; at most ``a - 1`` when ``a > 0`` (the byte
-        before ``a`` tells whether ``a`` is a line start).
-    eof : bool
-        Whether ``buf`` reaches the end of the body.
-
-    Returns
-    -------
-    tuple of int, or None
-        Body offsets ``start <= stop``; ``None`` when ``buf`` ends before
-        they are known and ``eof`` is False (read more and call again).
+    Edge lists take the larger of a ``Nodes:`` comment and ``top``.
 
     Examples
     --------
-    >>> body = b"a 1 2 3\\na 2 3 4\\n"
-    >>> line_range(body, 0, 3), line_range(body, 3, 9), line_range(body, 9, 12)
-    ((0, 8), (8, 16), (16, 16))
-    >>> line_range(body[5:10], 6, 12, origin=5, eof=False) is None  # read more
-    True
-    >>> line_range(body[5:], 6, 12, origin=5, eof=False)
-    (8, 16)
+    >>> graph_order(parse_header(b"p sp 5 0\\n", "gr"), 0)
+    5
+    >>> graph_order(parse_header(b"# Nodes: 3\\n0 7\\n", "el"), 8)
+    8
     """
-    arr = _as_view(buf)
-    a, b = int(a), int(b)
-    if b < a:
-        raise ValueError(f"line_range needs a <= b, got a={a}, b={b}")
-    if a > 0 and origin > a - 1:
-        raise ValueError(f"line_range needs origin <= a - 1, got origin={origin}, a={a}")
-    start = _first_line_start(arr, a, origin, eof)
-    if start is None or start >= b:
-        return None if start is None else (start, start)
-    stop = _first_line_start(arr, b, origin, eof)
-    return None if stop is None else (start, stop)
-
-
-def _as_view(buf) -> np.ndarray:
-    """``buf`` as a 1-D uint8 array, never copied (read-only is fine for searching)."""
-    if isinstance(buf, (bytes, bytearray, memoryview)):
-        return np.frombuffer(buf, dtype=np.uint8)
-    arr = np.asarray(buf)
-    if arr.dtype != np.uint8 or arr.ndim != 1:
-        raise TypeError(f"buf must be a 1-D uint8 array or bytes, got {arr.dtype} {arr.shape}")
-    return arr
-
-
-def _first_line_start(arr: np.ndarray, x: int, origin: int, eof: bool):
-    """The first line start ``>= x`` (body offsets), or None when ``arr`` is too short."""
-    if x <= 0:
-        return 0
-    end = origin + arr.size
-    i = x - 1 - origin
-    nl = int(_k.find_newline(arr, i)) if i < arr.size else -1
-    if nl >= 0:
-        return origin + nl + 1
-    return end if eof else None
-
-
-def align_to_line(buf, offset: int) -> int:
-    """Return the first line start at or after ``offset`` in ``buf`` (``buf.size`` if none).
-
-    Slices ``[align_to_line(buf, c0), align_to_line(buf, c1))`` are those of
-    :func:`line_range`. Offset 0 is a line start.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> buf = np.frombuffer(b"a 1 2 3\\na 2 3 4\\n", dtype=np.uint8)
-    >>> align_to_line(buf, 0), align_to_line(buf, 3), align_to_line(buf, 8)
-    (0, 8, 8)
-    """
-    arr = _as_view(buf)
-    offset = min(max(int(offset), 0), arr.size)
-    return line_range(arr, offset, offset)[0]
-
-
-def read_line_range(f, body_offset: int, a: int, b: int, *, piece: int = 1 << 20) -> np.ndarray:
-    """Read from a binary stream the lines whose first byte lies in body bytes ``[a, b)``.
-
-    Reads from ``body_offset + max(a - 1, 0)`` on (a decompressing stream
-    decompresses and discards what lies before) until :func:`line_range`
-    knows the slice: past a line that starts before ``a``, however long, and
-    to the end of the last line that starts before ``b``.
-
-    Parameters
-    ----------
-    f : binary file object
-        Seekable (forward) stream of the whole file.
-    body_offset : int
-        File offset of the body (``GraphHeader.body_offset``).
-    a, b : int
-        Range of body offsets, ``0 <= a <= b``.
-    piece : int
-        First read size beyond ``b``; doubled while a line goes on.
-
-    Returns
-    -------
-    uint8 ndarray
-        The slice, for :func:`parse_body` (empty when no line starts in the range).
-
-    Examples
-    --------
-    >>> import io
-    >>> f = io.BytesIO(b"p sp 3 2\\na 1 2 3\\na 2 3 4\\n")
-    >>> read_line_range(f, 9, 2, 12).tobytes()
-    b'a 2 3 4\\n'
-    """
-    a, b = int(a), int(b)
-    if b <= a:
-        return np.empty(0, dtype=np.uint8)
-    origin = max(a - 1, 0)
-    f.seek(body_offset + origin)
-    want = b - origin
-    data = bytearray(f.read(want))
-    eof = len(data) < want
-    while True:
-        found = line_range(data, a, b, origin=origin, eof=eof)
-        if found is not None:
-            break
-        more = f.read(piece)
-        piece *= 2
-        if more:
-            data += more
-        else:
-            eof = True
-    start, stop = found
-    return np.frombuffer(data, dtype=np.uint8)[start - origin:stop - origin].copy()
-
-
-def line_number(buf, offset: int) -> int:
-    """Return the 1-based line number of byte ``offset`` in ``buf`` (the whole file).
-
-    Examples
-    --------
-    >>> line_number(b"p sp 2 1\\na 1 2 3\\n", 9)
-    2
-    """
-    arr = _as_u8(buf) if not isinstance(buf, np.ndarray) else buf
-    return int(np.count_nonzero(arr[:offset] == 10)) + 1
+    if header.n is None or header.format in ("el", "wel"):
+        return max(int(top), header.n or 0)
+    return int(header.n)
 
 
 # ---------------------------------------------------------------- writers
 
 
-def _integral(w: np.ndarray) -> bool:
+def integral_weights(w: np.ndarray) -> bool:
+    """Whether every weight is an integer that float64 holds exactly (written without a point).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> integral_weights(np.array([1.0, -3.0])), integral_weights(np.array([0.5]))
+    (True, False)
+    """
     return bool(np.all(np.isfinite(w) & (np.floor(w) == w) & (np.abs(w) < 2.0**53)))
 
 
@@ -942,7 +791,7 @@ def format_records(prefix: bytes, src, dst, w, base: int, with_weight: bool) -> 
     src = np.ascontiguousarray(src, dtype=np.int64)
     dst = np.ascontiguousarray(dst, dtype=np.int64)
     w = np.ascontiguousarray(w, dtype=np.float64)
-    if not with_weight or _integral(w):
+    if not with_weight or integral_weights(w):
         out = np.empty(src.size * (len(prefix) + 63) + 1, dtype=np.uint8)
         pre = np.frombuffer(prefix, dtype=np.uint8).copy()
         used = _k.format_int_records(pre, src, dst, w, base, with_weight, out)
@@ -953,3 +802,4 @@ def format_records(prefix: bytes, src, dst, w, base: int, with_weight: bool) -> 
     out = np.empty(src.size * (len(prefix) + 42) + wtext.size, dtype=np.uint8)
     used = _k.format_text_records(pre, src, dst, base, wtext, out)
     return out[:used].tobytes()
+

@@ -1,0 +1,320 @@
+"""The one driver under every ``graphpar`` subcommand: run context, shared options, errors.
+
+:func:`graphpar.cli.main` decides once whether the process was started by
+``mpiexec`` and hands the decision to :func:`run_command`, which builds a
+:class:`Context` (the communicator or None, this rank, the threads in force,
+``--json``) and calls the subcommand's ``run(args, ctx)``. A subcommand module
+holds its serial and its MPI path side by side and goes through the context
+for everything that differs between them: stages that may fail on one rank
+(:meth:`Context.collectively`), timing (:meth:`Context.timed`), printing
+(rank 0 alone: :meth:`Context.print`, :meth:`Context.report`) and writing
+output (:meth:`Context.write`).
+
+Errors: a user error (:data:`graphpar.errors.USER_ERRORS`) is printed as one
+``graphpar: error: ...`` line (:func:`graphpar.errors.error_message`) with
+exit status 2; Ctrl-C as ``graphpar: interrupted`` with status 130. Under
+``mpiexec`` an error must end the whole job, never leave the other ranks
+waiting in a collective: an error that every rank raised alike (a stage run
+through :func:`graphpar.mpi.comm.run_collectively`) is printed by rank 0 alone
+and every rank exits 2; a user error on some ranks only prints its message
+once and aborts the job (``MPI_Abort``, status 2); Ctrl-C prints ``graphpar:
+interrupted`` once and aborts with status 130; anything else is a bug, printed
+with its traceback (status 1).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from graphpar.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, USER_ERRORS, error_message
+
+__all__ = [
+    "Context", "add_shared_options", "print_report", "run_command", "report_interrupt",
+    "SHARED_HELP", "INTERRUPTED",
+]
+
+INTERRUPTED = "graphpar: interrupted"
+
+# The shared options: one spelling, one type and one help text for every subcommand.
+SHARED_HELP = {
+    "threads": "Numba threads per process (default: $GRAPHPAR_NUM_THREADS, else all; "
+               "under mpiexec, the node's cores / its ranks)",
+    "seed": "random seed, 0 to 2**64-1 (default 0)",
+    "json": "print one JSON object instead of the text report",
+    "output": "write {what} to FILE",
+}
+
+
+def add_shared_options(parser, *, threads: bool = True, seed: bool = False,
+                       json: bool = False, output: str | None = None,
+                       output_required: bool = False, output_metavar: str = "FILE") -> None:
+    """Add the shared options a subcommand has to its parser.
+
+    Every subcommand that has ``--threads``, ``--seed``, ``--json`` or
+    ``-o/--output`` gets it from here, so that the option means the same
+    everywhere: ``--threads`` an integer >= 1, ``--seed`` an integer in
+    ``[0, 2**64 - 1]`` (default 0), ``--json`` one JSON object on stdout,
+    ``--output`` the file the result is written to; ``output`` says what is
+    written there.
+
+    Examples
+    --------
+    >>> from graphpar.cli import Parser
+    >>> p = Parser(prog="graphpar x")
+    >>> add_shared_options(p, seed=True, json=True)
+    >>> a = p.parse_args(["--seed", "3", "--json"])
+    >>> a.threads, a.seed, a.json
+    (None, 3, True)
+    """
+    from graphpar.cli import int_in
+
+    if threads:
+        parser.add_argument("--threads", type=int_in(1), default=None, metavar="N",
+                            help=SHARED_HELP["threads"])
+    if seed:
+        parser.add_argument("--seed", type=int_in(0, 2**64 - 1), default=0,
+                            help=SHARED_HELP["seed"])
+    if json:
+        parser.add_argument("--json", action="store_true", help=SHARED_HELP["json"])
+    if output is not None:
+        parser.add_argument("-o", "--output", metavar=output_metavar,
+                            required=output_required,
+                            help=SHARED_HELP["output"].format(what=output).replace(
+                                "FILE", output_metavar))
+
+
+@dataclass(frozen=True)
+class Context:
+    """How this run of a subcommand runs: serially or on one rank of an MPI job.
+
+    Built once per run by :func:`run_command` from the decision
+    :func:`graphpar.cli.main` made; a subcommand never looks at the
+    environment again.
+
+    Attributes
+    ----------
+    comm : mpi4py.MPI.Comm or None
+        The job's communicator (:func:`graphpar.mpi.comm.get_comm`), None in a
+        serial run.
+    rank, size : int
+        This rank and the number of ranks (0 and 1 serially).
+    threads : int
+        The Numba threads in force on this process.
+    as_json : bool
+        ``--json``: the report is one JSON object.
+
+    Examples
+    --------
+    >>> ctx = Context(threads=2)
+    >>> ctx.mpi, ctx.is_root, ctx.quiet
+    (False, True, False)
+    >>> ctx.collectively(lambda: 6 * 7)
+    42
+    """
+
+    comm: Any = None
+    rank: int = 0
+    size: int = 1
+    threads: int = 1
+    as_json: bool = False
+
+    @property
+    def mpi(self) -> bool:
+        """True on a rank of an MPI job (also ``mpiexec -n 1``)."""
+        return self.comm is not None
+
+    @property
+    def is_root(self) -> bool:
+        """True on the process that prints and writes: rank 0, or the serial process."""
+        return self.rank == 0
+
+    @property
+    def quiet(self) -> bool:
+        """True on the ranks that print nothing (all but rank 0)."""
+        return self.rank != 0
+
+    def collectively(self, fn):
+        """Run ``fn()``; under MPI, an error on any rank is raised on every rank.
+
+        The stage goes through :func:`graphpar.mpi.comm.run_collectively`,
+        so that the job reports the error once instead of hanging.
+        """
+        if self.comm is None:
+            return fn()
+        from graphpar.mpi.comm import run_collectively
+
+        return run_collectively(fn, self.comm)
+
+    def slowest(self, seconds: float) -> float:
+        """The largest of every rank's ``seconds`` (``seconds`` itself serially)."""
+        if self.comm is None:
+            return seconds
+        from mpi4py import MPI
+
+        return float(self.comm.allreduce(seconds, op=MPI.MAX))
+
+    def timed(self, fn, *, start_together: bool = False):
+        """Return ``(fn(), seconds)``: the slowest rank's time under MPI.
+
+        ``start_together`` waits for every rank first, so that the time is the
+        work's and not the wait for the slowest rank to arrive.
+        """
+        if start_together and self.comm is not None:
+            self.comm.Barrier()
+        t0 = time.perf_counter()
+        out = fn()
+        return out, self.slowest(time.perf_counter() - t0)
+
+    def print(self, *args, **kwargs) -> None:
+        """``print`` on rank 0 (or serially) only."""
+        if self.is_root:
+            print(*args, **kwargs)
+
+    def report(self, fields: dict, text=None) -> None:
+        """Print the report on rank 0: one JSON object with ``--json``, else text.
+
+        ``text(fields)`` prints the text report; by default one ``key: value``
+        line per field (:func:`print_report`).
+        """
+        if not self.is_root:
+            return
+        if self.as_json or text is None:
+            print_report(fields, self.as_json)
+        else:
+            text(fields)
+
+    def write(self, write) -> None:
+        """Call ``write()`` on rank 0 alone; an error there is raised on every rank."""
+        self.collectively(lambda: write() if self.is_root else None)
+
+    def refuse_mpi(self, message: str) -> None:
+        """Raise ``ValueError(message)`` on every rank when more than one rank runs."""
+        if self.size > 1:
+            def refuse():
+                raise ValueError(message)
+
+            self.collectively(refuse)
+
+
+def _plain(value):
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def print_report(fields: dict, as_json: bool) -> None:
+    """Print every entry of ``fields``: one JSON object, or one ``key: value`` line each.
+
+    Numpy scalars are printed as Python numbers; a non-finite float at the top
+    level as the string ``"inf"``, ``"-inf"`` or ``"nan"`` (valid JSON).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print_report({"reached": 3, "time_s": 0.0012345}, as_json=False)
+    reached: 3
+    time_s:  0.0012345
+    >>> print_report({"reached": 3, "max_distance": np.float64(7.0)}, as_json=True)
+    {"reached": 3, "max_distance": 7.0}
+    """
+    if as_json:
+        print(json.dumps({k: _plain(v) for k, v in fields.items()}))
+        return
+    width = max((len(k) for k in fields), default=0) + 1
+    for key, value in fields.items():
+        value = _plain(value)
+        text = f"{value:.6g}" if isinstance(value, float) else str(value)
+        print(f"{key + ':':<{width}} {text}")
+
+
+# ---------------------------------------------------------------- running a subcommand
+def _context(args, comm) -> Context:
+    """Set this process's threads and return the run's context (collective under MPI)."""
+    threads = getattr(args, "threads", None)
+    as_json = bool(getattr(args, "json", False))
+    if comm is None:
+        from graphpar.threads import set_threads
+
+        return Context(threads=set_threads(threads), as_json=as_json)
+    from graphpar.mpi.comm import run_collectively, setup_threads
+
+    n = run_collectively(lambda: setup_threads(threads, comm), comm)
+    return Context(comm=comm, rank=comm.Get_rank(), size=comm.Get_size(), threads=n,
+                   as_json=as_json)
+
+
+def run_command(args, under_mpi: bool) -> int:
+    """Run the parsed subcommand ``args.func(args, ctx)``; report errors; return the status.
+
+    ``under_mpi`` is :func:`graphpar.cli.main`'s one decision whether this
+    process is a rank of an ``mpiexec`` job.
+
+    Examples
+    --------
+    >>> from graphpar.cli import build_parser
+    >>> run_command(build_parser().parse_args(["sssp"]), False)  # doctest: +SKIP
+    graphpar: error: give a GRAPH_FILE or --generate SPEC
+    2
+    """
+    if under_mpi:
+        return _run_under_mpi(args)
+    try:
+        status = args.func(args, _context(args, None))
+    except USER_ERRORS as exc:
+        print(f"graphpar: error: {error_message(exc)}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if status is None else int(status)
+
+
+def report_interrupt(under_mpi: bool) -> int:
+    """Report Ctrl-C outside :func:`run_command` (while starting up); return 130.
+
+    Under ``mpiexec`` every rank is ended, the message printed once.
+    """
+    if under_mpi:
+        from graphpar.mpi.comm import abort_job
+
+        abort_job(INTERRUPTED, EXIT_INTERRUPTED)
+    print(INTERRUPTED, file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _run_under_mpi(args) -> int:
+    from graphpar.mpi.comm import abort_job, get_comm
+
+    rank = 0
+    try:
+        comm = get_comm()
+        rank = comm.Get_rank()
+        status = args.func(args, _context(args, comm))
+    except USER_ERRORS as exc:
+        msg = f"graphpar: error: {error_message(exc)}"
+        if getattr(exc, "graphpar_collective", False):
+            if rank == 0:
+                print(msg, file=sys.stderr)
+            return EXIT_USER_ERROR
+        abort_job(msg, EXIT_USER_ERROR)
+    except KeyboardInterrupt:
+        # mpiexec passes Ctrl-C to every rank; a rank may be waiting in MPI and
+        # never see it, so each rank that does ends the job (rank 0 first)
+        abort_job(INTERRUPTED, EXIT_INTERRUPTED)
+    except BaseException as exc:  # noqa: BLE001 - any failure must end every rank
+        if isinstance(exc, SystemExit) and not exc.code:
+            return 0
+        import traceback
+
+        text = "".join(traceback.format_exception(exc)).rstrip()
+        abort_job(f"graphpar: rank {rank} failed:\n{text}", 1)
+    return 0 if status is None else int(status)

@@ -1,0 +1,42 @@
+"""Reading and writing graph files: DIMACS ``.gr``, Matrix Market, edge lists and ``.npz``.
+
+====================  ======================  =======  ===============================
+format (``format=``)  suffixes                ids      default ``directed``
+====================  ======================  =======  ===============================
+``"gr"``              ``.gr``                 1-based  True (arcs)
+``"mtx"``             ``.mtx``, ``.mm``       1-based  False for ``symmetric`` files
+``"el"``              ``.el``, ``.txt``       0-based  False if a leading comment says
+                                                       ``Undirected graph``, else True
+``"wel"``             ``.wel``                0-based  as ``"el"``
+``"npz"``             ``.npz``                CSR      as stored
+====================  ======================  =======  ===============================
+
+A ``.gz``, ``.bz2`` or ``.xz`` suffix after any of these is decompressed
+transparently on reading (as a stream, within
+:func:`graphpar.limits.decompression_limit`) and compresses on writing. Text
+files are parsed by a Numba byte scanner (:mod:`graphpar.kernels.parse`).
+
+Public functions: :func:`read_graph`, :func:`write_graph`,
+:func:`detect_format`, :func:`open_binary`, :func:`iter_decompressed` and
+:func:`decompression_errors`; malformed files raise :class:`GraphFormatError`
+and inputs beyond the limits :class:`LimitError` (both defined in
+:mod:`graphpar.errors`, both ``ValueError``).
+
+The implementation is private, one module per concern: ``_formats`` (format
+detection, reading and writing), ``_text`` (headers and bodies of the text
+formats, their error messages and writers), ``_npz`` (``.npz`` graphs),
+``_compression`` (compressed streams) and ``_lines`` (the one rule that cuts a
+text file into per-rank line ranges, also used by the MPI readers of
+:mod:`graphpar.mpi.io`).
+"""
+
+from __future__ import annotations
+
+from graphpar.errors import GraphFormatError, LimitError
+from graphpar.io._compression import decompression_errors, iter_decompressed, open_binary
+from graphpar.io._formats import detect_format, read_graph, write_graph
+
+__all__ = [
+    "GraphFormatError", "LimitError", "read_graph", "write_graph", "detect_format",
+    "open_binary", "iter_decompressed", "decompression_errors",
+]

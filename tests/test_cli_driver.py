@@ -1,0 +1,196 @@
+"""The one CLI driver: MPI decided once, shared options, one-line errors, serial-only commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from capped import assert_one_line_error, run_capped
+
+import graphpar
+import graphpar.mpi
+from graphpar.cli import SUBCOMMANDS, Parser, build_parser, main
+from graphpar.cli._driver import SHARED_HELP, Context, print_report
+
+PACKAGE = Path(graphpar.__file__).resolve().parent
+LUNG = PACKAGE.parent / "datasets" / "survival" / "lung.csv"
+
+
+def _subparsers(parser) -> dict:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _commands() -> dict:
+    """Every command's parser by name; each generator of ``generate`` is one."""
+    out = {}
+    for name, p in _subparsers(build_parser()).items():
+        inner = _subparsers(p)
+        out.update({f"{name} {k}": q for k, q in inner.items()} if inner else {name: p})
+    return out
+
+
+# The shared options each command opts in to.
+HAS = {
+    "demo": {"--threads", "--seed"},
+    "sssp": {"--threads", "--seed", "--json", "--output"},
+    "gcn": {"--threads", "--seed", "--json"},
+    "cox": {"--threads", "--json"},
+    **{f"generate {g}": {"--threads", "--seed", "--output"}
+       for g in ("kron", "uniform", "grid", "sbm")},
+}
+SHARED = ("--threads", "--seed", "--json", "--output")
+
+
+def _option(parser, flag):
+    return next((a for a in parser._actions if flag in a.option_strings), None)
+
+
+def test_every_command_is_listed():
+    assert set(_commands()) == set(HAS)
+    assert {name.split()[0] for name in HAS} == set(SUBCOMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(HAS))
+def test_shared_options_have_one_spelling_type_and_help(name):
+    parser = _commands()[name]
+    assert isinstance(parser, Parser)  # one-line usage errors
+    present = {flag for flag in SHARED if _option(parser, flag) is not None}
+    assert present == HAS[name]
+    for flag in present:
+        action = _option(parser, flag)
+        key = flag[2:]
+        if flag == "--output":
+            assert action.option_strings == ["-o", "--output"]
+            assert action.help.startswith("write ") and action.metavar in action.help
+            continue
+        assert action.help == SHARED_HELP[key]
+        if flag == "--json":
+            assert action.nargs == 0 and action.const is True and action.default is False
+            continue
+        assert action.default == (None if flag == "--threads" else 0)
+        lo, bad = (1, ["0", "-2", "1.5", "x"]) if flag == "--threads" else \
+            (0, ["-1", str(2**64), "x"])
+        assert action.type(str(lo)) == lo and action.type("7") == 7
+        for text in bad:
+            with pytest.raises(argparse.ArgumentTypeError, match=re.escape(repr(text))):
+                action.type(text)
+
+
+@pytest.mark.parametrize("argv", [
+    ["demo", "--bogus"], ["sssp", "--bogus"], ["gcn", "--dataset", "sbm", "--bogus"],
+    ["cox", "x.csv", "--time", "t", "--event", "e", "--bogus"], ["generate"],
+    ["generate", "grid", "--rows", "3", "-o", "g.gr", "--bogus"], ["bogus"],
+    ["sssp", "--threads", "0"], ["gcn", "--dataset", "sbm", "--seed", "-1"],
+])
+def test_a_bad_command_line_is_one_line_and_status_2(argv, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("graphpar: error: "), captured.err
+    assert captured.out == ""
+
+
+def test_help_and_version_return_0(capsys):
+    assert main(["--version"]) == 0
+    assert graphpar.__version__ in capsys.readouterr().out
+    assert main(["cox", "--help"]) == 0
+    assert SHARED_HELP["json"] in " ".join(capsys.readouterr().out.split())
+
+
+def test_main_decides_mpi_once(monkeypatch, tmp_path, capsys):
+    calls = []
+
+    def counted():
+        calls.append(1)
+        return False
+
+    monkeypatch.setattr(graphpar.mpi, "launched_under_mpi", counted)
+    runs = [
+        (["generate", "grid", "--rows", "3", "-o", str(tmp_path / "g.gr")], 0),
+        (["sssp", "--generate", "grid:4", "--json", "--verify"], 0),
+        (["cox", str(LUNG), "--time", "time", "--event", "status", "--json"], 0),
+        (["gcn", "--dataset", "sbm", "--epochs", "2", "--json"], 0),
+        (["sssp"], 2),
+        (["sssp", "--bogus"], 2),
+    ]
+    for argv, status in runs:
+        calls.clear()
+        assert main(argv) == status, capsys.readouterr()
+        assert len(calls) == 1, argv
+
+
+def _sources():
+    return sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+def test_mpi_is_detected_only_by_main():
+    # graphpar.mpi defines it (and calls it in its doctest); graphpar.cli.main is its one caller
+    callers = {p.relative_to(PACKAGE).as_posix() for p in _sources()
+               if "launched_under_mpi(" in p.read_text()}
+    assert callers == {"mpi/__init__.py", "cli/__init__.py"}
+    assert (PACKAGE / "cli" / "__init__.py").read_text().count("launched_under_mpi(") == 1
+    assert not any("_one_line_errors" in p.read_text() for p in _sources())
+
+
+def test_the_cli_imports_no_private_helper():
+    imported = re.compile(r"^\s*from\s+graphpar[\w.]*\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        for names in imported.findall(path.read_text()):
+            for name in names.split(","):
+                name = name.strip(" ()\n").split(" as ")[0]
+                private = name.startswith("_") and not name.endswith("__")  # not __version__
+                assert not private, (path.name, name)
+
+
+def test_context_prints_and_writes_on_rank_0_only(capsys):
+    written = []
+    for ctx in (Context(threads=2), Context(rank=1, size=2, threads=2)):
+        ctx.print("hello")
+        ctx.report({"a": 1})
+        ctx.write(lambda: written.append(1))
+        assert ctx.collectively(lambda: 6 * 7) == 42
+    assert capsys.readouterr().out == "hello\na: 1\n" and written == [1]
+    Context(as_json=True).report({"a": np.int64(3), "b": np.float64(np.inf)})
+    assert json.loads(capsys.readouterr().out) == {"a": 3, "b": "inf"}
+
+
+def test_refuse_mpi_only_with_more_than_one_rank():
+    Context().refuse_mpi("not under mpiexec")  # serial: nothing to refuse
+    Context(size=1).refuse_mpi("not under mpiexec")
+
+
+def test_print_report_text_and_json(capsys):
+    print_report({"reached": 5, "max_distance": -np.inf}, as_json=False)
+    assert capsys.readouterr().out.splitlines() == ["reached:      5", "max_distance: -inf"]
+
+
+# ---------------------------------------------------------------- under mpiexec
+@pytest.mark.mpi
+@pytest.mark.parametrize("argv, command, also", [
+    (["generate", "grid", "--rows", "3", "-o", "g.gr"], "generate", "graphpar sssp --generate"),
+    (["demo", "--scale", "4"], "demo", "without mpiexec"),
+])
+def test_serial_only_commands_refuse_under_mpiexec(argv, command, also, tmp_path):
+    run = run_capped(argv, ranks=2, cwd=tmp_path)
+    line = assert_one_line_error(run, f"graphpar {command} does not run under mpiexec", also)
+    assert line.startswith("graphpar: error: ")
+    assert run.returncode == 2, run.output
+    assert run.stdout == "" and not any(tmp_path.iterdir())  # nothing run, nothing written
+
+
+@pytest.mark.mpi
+def test_generate_runs_under_a_single_rank(tmp_path):
+    out = tmp_path / "g.npz"
+    run = run_capped(["generate", "kron", "--scale", "6", "--seed", "2", "-o", str(out)],
+                     ranks=1)
+    assert run.returncode == 0, run.output
+    got, want = graphpar.read_graph(out), graphpar.generate.kronecker(6, seed=2)
+    assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+    assert np.array_equal(got.weights, want.weights)
