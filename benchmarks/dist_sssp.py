@@ -39,8 +39,8 @@ def worker(args) -> None:
     from mpi4py import MPI
 
     from graphpar.mpi import generate as dgen
+    from graphpar.mpi._sssp import sssp
     from graphpar.mpi.comm import get_comm, setup_threads
-    from graphpar.mpi.sssp import sssp
 
     comm = get_comm()
     threads = setup_threads(args.threads)
@@ -152,7 +152,7 @@ def _reference(dg, sources) -> dict:
     med, _ = median_time(lambda: shared_sssp(g, next(it)), repeat=len(sources))
     out["shared_memory_s"] = med
     ref = dijkstra(A, indices=sources[0])
-    from graphpar.mpi.sssp import sssp
+    from graphpar.mpi._sssp import sssp
 
     out["same_as_scipy"] = bool(np.array_equal(dg.gather_vertex_values(sssp(dg, sources[0])),
                                                ref))

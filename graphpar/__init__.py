@@ -22,8 +22,8 @@ import importlib
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Graph": "graphpar.graph",
-    "index_dtype": "graphpar.graph",
+    "Graph": "graphpar._graph",
+    "index_dtype": "graphpar._graph",
     "validate_graph": "graphpar._validation",
     "read_graph": "graphpar.io",
     "write_graph": "graphpar.io",

@@ -276,8 +276,8 @@ class CoxPH:
         with its interface: attributes ``p``, ``n_samples``, ``n_events`` and
         ``feature_names``, and ``evaluate(beta)`` returning ``(loglik,
         gradient, hessian)`` of the whole data set. The distributed estimator
-        (:class:`graphpar.mpi.cox.CoxPH`) passes its
-        :class:`graphpar.mpi.cox.DistCoxProblem`, whose evaluations are the
+        (:class:`graphpar.mpi.CoxPH`) passes its
+        :class:`graphpar.mpi._cox.DistCoxProblem`, whose evaluations are the
         same on every rank, so it reuses this loop, its warnings and its
         summary.
         """

@@ -5,7 +5,7 @@
 descending), centred and cut into chunks, and evaluates the log partial
 likelihood, its gradient and its Hessian with the kernels of
 :mod:`graphpar.kernels.cox`. :class:`graphpar.CoxPH` maximises it; the
-distributed problem (:class:`graphpar.mpi.cox.DistCoxProblem`) has the same
+distributed problem (:class:`graphpar.mpi._cox.DistCoxProblem`) has the same
 interface.
 """
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar._validation import validate_graph
-from graphpar.graph import Graph
+from graphpar._graph import Graph
+from graphpar._validation import check_csr_arrays, validate_graph
 from graphpar.kernels import aggregate as _kernel
 
 __all__ = ["GCNOperator", "aggregate", "as_operator", "gcn_normalize"]
@@ -258,30 +258,6 @@ def gcn_normalize(
 
 
 # ---------------------------------------------------------------------- aggregate
-def _check_csr(indptr, indices, data, shape, name: str) -> None:
-    """Full structural and value check of CSR arrays (O(nnz)); raises ValueError."""
-    m, k = shape
-    if indptr.shape != (m + 1,) or indptr[0] != 0 or indptr[-1] > min(indices.size, data.size):
-        raise ValueError(f"{name} has a malformed indptr for shape {shape}")
-    if m and np.any(np.diff(indptr) < 0):
-        raise ValueError(f"{name} has a decreasing indptr")
-    nnz = int(indptr[-1])
-    ind = indices[:nnz]
-    if nnz and (ind.min() < 0 or ind.max() >= k):
-        j = int(np.flatnonzero((ind < 0) | (ind >= k))[0])
-        i = int(np.searchsorted(indptr, j, side="right") - 1)
-        raise ValueError(
-            f"{name} has an entry ({i}, {int(ind[j])}) outside its shape {shape}"
-        )
-    bad = ~np.isfinite(data[:nnz])
-    if bad.any():
-        j = int(np.argmax(bad))
-        i = int(np.searchsorted(indptr, j, side="right") - 1)
-        raise ValueError(
-            f"{name} has a non-finite value {data[j]} at entry ({i}, {int(ind[j])})"
-        )
-
-
 def _kernel_arrays(indptr, indices, data, shape, dtype: np.dtype, name: str):
     """(indptr, indices, data) of a CSR matrix, checked, data in ``dtype``."""
     indptr = np.asarray(indptr)
@@ -290,7 +266,7 @@ def _kernel_arrays(indptr, indices, data, shape, dtype: np.dtype, name: str):
         indices = indices.astype(np.int64)
     if indptr.dtype not in (np.int32, np.int64):
         indptr = indptr.astype(np.int64)
-    _check_csr(indptr, indices, np.asarray(data), shape, name)
+    check_csr_arrays(indptr, indices, np.asarray(data), shape, name)
     return indptr, indices, np.asarray(data).astype(dtype, copy=False)
 
 

@@ -25,7 +25,7 @@ from graphpar.kernels import aggregate as _kernel
 from graphpar.limits import check_memory
 
 if TYPE_CHECKING:
-    from graphpar.mpi.gcn import GCNMPIStats
+    from graphpar.mpi._gcn import GCNMPIStats
 
 __all__ = [
     "GCN", "Learner", "SerialLearner", "TrainResult", "adam_step", "check_training_options",
@@ -377,7 +377,7 @@ class TrainResult:
         Epochs run (fewer than asked when early stopping triggered).
     seconds : float
         Wall time of the training loop (under MPI: the slowest rank's).
-    mpi : graphpar.mpi.gcn.GCNMPIStats or None
+    mpi : graphpar.mpi._gcn.GCNMPIStats or None
         The distribution figures (ranks, partition, halo and gradient
         traffic) of :func:`graphpar.mpi.train_gcn`; None for serial training.
 

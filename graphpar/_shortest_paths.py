@@ -6,7 +6,7 @@ conventions, same output shapes and dtypes, and *the same float64
 distances bit for bit*. :func:`verify_sssp` checks a distance array
 independently of how it was computed. :func:`bucket_width` is the one rule
 for the bucket width, which the distributed search
-(:func:`graphpar.mpi.sssp.sssp`) uses too, and :class:`SSSPStats` the run
+(:func:`graphpar.mpi.sssp`) uses too, and :class:`SSSPStats` the run
 figures both return with ``return_stats=True``.
 """
 
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphpar._graph import Graph, index_dtype
 from graphpar._validation import check_delta, check_limit, check_sources, validate_graph
-from graphpar.graph import Graph, index_dtype
 from graphpar.kernels import sssp as _k
 
 if TYPE_CHECKING:
-    from graphpar.mpi.sssp import SSSPMPIStats
+    from graphpar.mpi._sssp import SSSPMPIStats
 
 __all__ = ["sssp", "verify_sssp", "default_delta", "bucket_width", "SSSPStats", "MAX_BINS",
            "MIN_DELTA"]
@@ -41,7 +41,7 @@ _METHODS = ("delta-stepping", "dijkstra")
 class SSSPStats:
     """What one shortest-path call did: ``sssp(..., return_stats=True)`` returns it last.
 
-    :func:`graphpar.sssp` and the distributed :func:`graphpar.mpi.sssp.sssp`
+    :func:`graphpar.sssp` and the distributed :func:`graphpar.mpi.sssp`
     fill the same fields; the distributed one adds its communication figures
     in ``mpi`` and gives every rank the same totals.
 
@@ -150,14 +150,11 @@ def default_delta(graph: Graph) -> float:
     ``2 * max_weight / mean_out_degree``, never above ``max_weight`` and
     never below ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest
     normal float64, about 2.2e-308); ``1.0`` when every weight is zero or
-    infinite, or there are no edges. Measured on these 2 cores (median of 3
-    sources, speed-up over scipy's dijkstra in the same run, on a quiet
-    machine, at 1 / 2 threads): Graph500 Kronecker scale 20 (weights 1..255,
-    mean degree 30; the rule gives 17): 2.7x / 4.1x at delta 4, 2.6x / 4.0x at
-    8, 2.6x / 4.0x at 17, 2.3x / 3.7x at 32, 2.6x / 3.6x at 64; the 1000 x 1000
-    grid road graph (mean degree 4; the rule gives 128): 3.4x / 3.6x at 64,
-    3.6x / 3.7x at 128, 3.3x / 3.4x at 256, 3.0x / 3.2x at 512, 2.9x / 3.4x at
-    1024. Any delta gives the same distances.
+    infinite, or there are no edges. With ``max_weight / mean_out_degree``
+    about one of a vertex's edges lands in its own bucket (Meyer and Sanders'
+    ``Theta(1/d)`` for random weights); the factor 2 trades a few
+    re-relaxations for fewer steps (a sweep of delta on these machines is in
+    docs/performance.md). Any delta gives the same distances.
 
     Examples
     --------
@@ -215,7 +212,7 @@ def sssp(
     relaxation and bin fusion. The result equals
     ``scipy.sparse.csgraph.dijkstra(csgraph, directed=directed,
     indices=source, limit=limit)`` exactly, for any number of threads.
-    :func:`graphpar.mpi.sssp.sssp` is the same call on a graph spread across
+    :func:`graphpar.mpi.sssp` is the same call on a graph spread across
     MPI ranks.
 
     Parameters
@@ -274,7 +271,7 @@ def sssp(
     --------
     scipy.sparse.csgraph.dijkstra : the serial reference this matches.
     verify_sssp : check a distance array.
-    graphpar.mpi.sssp.sssp : the distributed version.
+    graphpar.mpi.sssp : the distributed version.
 
     Notes
     -----

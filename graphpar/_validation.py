@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from graphpar.graph import Graph, is_scipy_sparse
+from graphpar._graph import Graph, is_scipy_sparse
 from graphpar.kernels import csr as _csr
 
 
@@ -258,7 +258,7 @@ def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, boo
 
 # --------------------------------------------------------------------------- Cox arrays
 # The checks of CoxPH.fit's arrays, used serially (graphpar._cox), on each rank's rows
-# under MPI (graphpar.mpi.cox, with ``row0`` so that messages name global rows) and by
+# under MPI (graphpar.mpi._cox, with ``row0`` so that messages name global rows) and by
 # the table reader (graphpar._cox_reader, through first_invalid).
 
 
@@ -536,3 +536,37 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     if names is None:
         names = [f"x{j}" for j in range(p)]
     return CoxArrays(X, time, ev, codes, labels, w, off, names)
+
+
+def check_csr_arrays(indptr, indices, data, shape, name: str) -> None:
+    """Full structural and value check of CSR arrays (O(nnz)); raise ValueError naming ``name``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_csr_arrays(np.array([0, 1]), np.array([0]), np.array([1.0]), (1, 1), "op")
+    >>> check_csr_arrays(np.array([0, 1]), np.array([3]), np.array([1.0]), (1, 1), "op")
+    Traceback (most recent call last):
+    ...
+    ValueError: op has an entry (0, 3) outside its shape (1, 1)
+    """
+    m, k = shape
+    if indptr.shape != (m + 1,) or indptr[0] != 0 or indptr[-1] > min(indices.size, data.size):
+        raise ValueError(f"{name} has a malformed indptr for shape {shape}")
+    if m and np.any(np.diff(indptr) < 0):
+        raise ValueError(f"{name} has a decreasing indptr")
+    nnz = int(indptr[-1])
+    ind = indices[:nnz]
+    if nnz and (ind.min() < 0 or ind.max() >= k):
+        j = int(np.flatnonzero((ind < 0) | (ind >= k))[0])
+        i = int(np.searchsorted(indptr, j, side="right") - 1)
+        raise ValueError(
+            f"{name} has an entry ({i}, {int(ind[j])}) outside its shape {shape}"
+        )
+    bad = ~np.isfinite(data[:nnz])
+    if bad.any():
+        j = int(np.argmax(bad))
+        i = int(np.searchsorted(indptr, j, side="right") - 1)
+        raise ValueError(
+            f"{name} has a non-finite value {data[j]} at entry ({i}, {int(ind[j])})"
+        )

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar._gcn import _check_csr
+from graphpar._validation import check_csr_arrays
 from graphpar.errors import GraphFormatError, LimitError, error_message
 from graphpar.limits import check_memory, check_vertex_count
 
@@ -331,7 +331,7 @@ def _sparse(state: dict, path: Path) -> sp.csr_array:
         raise bad(f"shape {shape} needs {rows + 1} row offsets, the file holds {indptr.size}")
     indptr = indptr.astype(np.int64)
     indices = indices.astype(np.int64)
-    _check_csr(indptr, indices, data, shape, f"{path}: the sparse matrix")
+    check_csr_arrays(indptr, indices, data, shape, f"{path}: the sparse matrix")
     nnz = int(indptr[-1])
     return sp.csr_array((data[:nnz], indices[:nnz], indptr), shape=shape)
 

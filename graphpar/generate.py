@@ -29,7 +29,7 @@ import numbers
 
 import numpy as np
 
-from graphpar.graph import Graph, graph_from_edges, index_dtype
+from graphpar._graph import Graph, graph_from_edges, index_dtype
 from graphpar.kernels import generators as _gen
 from graphpar.kernels import rng as _rng
 from graphpar.limits import check_memory
@@ -43,7 +43,14 @@ _WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _ge
 MAX_SCALE = 40
 
 
-def _int(name, value, lo, hi=None):
+def check_int(name, value, lo, hi=None):
+    """Return ``value`` as an int after checking it is an integer in ``[lo, hi]``.
+
+    Examples
+    --------
+    >>> check_int("scale", 12, 1, 40)
+    12
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     value = int(value)
@@ -63,7 +70,7 @@ def _prob(name, value):
 
 
 def _seed_keys(seed):
-    seed = _int("seed", seed, 0, 2**64 - 1)
+    seed = check_int("seed", seed, 0, 2**64 - 1)
     s = np.uint64(seed)
     return tuple(
         np.uint64(_rng.stream_key(s, np.uint64(k)))
@@ -75,7 +82,7 @@ def _weight_kind(weights, max_weight):
     key = weights.lower() if isinstance(weights, str) else weights
     if key not in _WEIGHTS:
         raise ValueError(f"weights must be 'int', 'real' or None, got {weights!r}")
-    _int("max_weight", max_weight, 1, 2**53)
+    check_int("max_weight", max_weight, 1, 2**53)
     return _WEIGHTS[key], float(max_weight)
 
 
@@ -103,9 +110,16 @@ def _check_size(n: int, m: int, directed: bool, what: str) -> None:
     check_memory(generation_bytes(n, m, directed), what=f"{what} ({n} vertices, {m} edges)")
 
 
-def _check_kron(scale, edgefactor, a, b, c):
-    scale = _int("scale", scale, 1, MAX_SCALE)
-    edgefactor = _int("edgefactor", edgefactor, 0)
+def check_kronecker_args(scale, edgefactor, a, b, c):
+    """Check the Kronecker generator's parameters; return them normalised.
+
+    Examples
+    --------
+    >>> check_kronecker_args(10, 16, 0.57, 0.19, 0.19)
+    (10, 16, 0.57, 0.19, 0.19)
+    """
+    scale = check_int("scale", scale, 1, MAX_SCALE)
+    edgefactor = check_int("edgefactor", edgefactor, 0)
     a, b, c = _prob("a", a), _prob("b", b), _prob("c", c)
     if a + b + c > 1.0 + 1e-12:
         raise ValueError(f"a + b + c must be <= 1, got a={a}, b={b}, c={c} (sum {a + b + c})")
@@ -149,15 +163,15 @@ def edge_range(
     """
     ekey, wkey, pkey = _seed_keys(seed)
     wk, mw = _weight_kind(weights, max_weight)
-    start = _int("start", start, 0)
-    stop = _int("stop", stop, start)
+    start = check_int("start", start, 0)
+    stop = check_int("stop", stop, start)
     k = stop - start
     check_memory(24 * k, what=f"edge_range({kind!r}, {start}, {stop}) ({k} edges)")
     src = np.empty(k, dtype=np.int64)
     dst = np.empty(k, dtype=np.int64)
     w = np.empty(k, dtype=np.float64)
     if kind == "kronecker":
-        scale, _, a, b, c = _check_kron(
+        scale, _, a, b, c = check_kronecker_args(
             params.pop("scale"), 0, params.pop("a", 0.57), params.pop("b", 0.19),
             params.pop("c", 0.19),
         )
@@ -167,12 +181,12 @@ def edge_range(
             scale, ekey, wkey, pkey, a, b, c, wk, mw, permute, start, stop, src, dst, w
         )
     elif kind == "uniform":
-        n = _int("n", params.pop("n"), 1)
+        n = check_int("n", params.pop("n"), 1)
         _no_extra(params)
         _gen.uniform_edges(n, ekey, wkey, wk, mw, start, stop, src, dst, w)
     elif kind == "grid":
-        rows = _int("rows", params.pop("rows"), 1)
-        cols = _int("cols", params.pop("cols", rows), 1)
+        rows = check_int("rows", params.pop("rows"), 1)
+        cols = check_int("cols", params.pop("cols", rows), 1)
         _no_extra(params)
         m = rows * (cols - 1) + (rows - 1) * cols
         if stop > m:
@@ -237,7 +251,7 @@ def kronecker(
     >>> g.n, bool(g.nnz <= 2 * 8 * 2**12)
     (4096, True)
     """
-    scale, edgefactor, a, b, c = _check_kron(scale, edgefactor, a, b, c)
+    scale, edgefactor, a, b, c = check_kronecker_args(scale, edgefactor, a, b, c)
     m = edgefactor << scale
     _check_size(1 << scale, m, bool(directed),
                 f"kronecker(scale={scale}, edgefactor={edgefactor})")
@@ -260,9 +274,9 @@ def kronecker_permutation(scale: int, *, seed: int = 0, start: int = 0, stop=Non
     >>> bool(np.array_equal(np.sort(p), np.arange(32)))
     True
     """
-    scale = _int("scale", scale, 1, MAX_SCALE)
-    stop = (1 << scale) if stop is None else _int("stop", stop, 0, 1 << scale)
-    start = _int("start", start, 0, stop)
+    scale = check_int("scale", scale, 1, MAX_SCALE)
+    stop = (1 << scale) if stop is None else check_int("stop", stop, 0, 1 << scale)
+    start = check_int("start", start, 0, stop)
     _, _, pkey = _seed_keys(seed)
     out = np.empty(stop - start, dtype=np.int64)
     _gen.permute_range(scale, pkey, start, stop, out)
@@ -298,8 +312,8 @@ def uniform(
     >>> g.n, bool(g.nnz <= 500)
     (100, True)
     """
-    n = _int("n", n, 1)
-    m = _int("m", m, 0)
+    n = check_int("n", n, 1)
+    m = check_int("m", m, 0)
     _check_size(n, m, bool(directed), f"uniform(n={n}, m={m})")
     src, dst, w = edge_range(
         "uniform", 0, m, seed=seed, weights=weights, max_weight=max_weight, n=n
@@ -334,8 +348,8 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     >>> g.n, g.nnz, g.directed
     (12, 34, False)
     """
-    rows = _int("rows", rows, 1)
-    cols = rows if cols is None else _int("cols", cols, 1)
+    rows = check_int("rows", rows, 1)
+    cols = rows if cols is None else check_int("cols", cols, 1)
     m = rows * (cols - 1) + (rows - 1) * cols
     _check_size(rows * cols, m, False, f"grid_road(rows={rows}, cols={cols})")
     src, dst, w = edge_range(

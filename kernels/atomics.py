@@ -31,7 +31,8 @@ from numba.extending import intrinsic
 _OK = (types.int32, types.int64, types.float64)
 
 
-def _elem_ptr(context, builder, arrty, arr, idx, idxty):
+def elem_ptr(context, builder, arrty, arr, idx, idxty):
+    """LLVM pointer to ``arr[idx]`` inside an intrinsic (shared by the atomics and prefetch)."""
     ary = context.make_array(arrty)(context, builder, arr)
     idx = context.cast(builder, idx, idxty, types.intp)
     ptr = cgutils.get_item_pointer(context, builder, arrty, ary, [idx], wraparound=False)
@@ -59,7 +60,7 @@ def cas(typingctx, arr, idx, expected, desired):
     def codegen(context, builder, signature, args):
         arrty, idxty, expty, desty = signature.args
         a, i, e, d = args
-        ptr = _elem_ptr(context, builder, arrty, a, i, idxty)
+        ptr = elem_ptr(context, builder, arrty, a, i, idxty)
         iptr, ity = _int_view(context, builder, dt, ptr)
         e = context.cast(builder, e, expty, dt)
         d = context.cast(builder, d, desty, dt)
@@ -87,7 +88,7 @@ def fetch_add(typingctx, arr, idx, value):
     def codegen(context, builder, signature, args):
         arrty, idxty, valty = signature.args
         a, i, v = args
-        ptr = _elem_ptr(context, builder, arrty, a, i, idxty)
+        ptr = elem_ptr(context, builder, arrty, a, i, idxty)
         v = context.cast(builder, v, valty, dt)
         return builder.atomic_rmw("add", ptr, v, "seq_cst")
 
@@ -104,7 +105,7 @@ def atomic_load(typingctx, arr, idx):
     def codegen(context, builder, signature, args):
         arrty, idxty = signature.args
         a, i = args
-        ptr = _elem_ptr(context, builder, arrty, a, i, idxty)
+        ptr = elem_ptr(context, builder, arrty, a, i, idxty)
         iptr, ity = _int_view(context, builder, dt, ptr)
         val = builder.load_atomic(iptr, "seq_cst", dt.bitwidth // 8)
         if isinstance(dt, types.Float):
@@ -124,7 +125,7 @@ def atomic_store(typingctx, arr, idx, value):
     def codegen(context, builder, signature, args):
         arrty, idxty, valty = signature.args
         a, i, v = args
-        ptr = _elem_ptr(context, builder, arrty, a, i, idxty)
+        ptr = elem_ptr(context, builder, arrty, a, i, idxty)
         iptr, ity = _int_view(context, builder, dt, ptr)
         v = context.cast(builder, v, valty, dt)
         if isinstance(dt, types.Float):

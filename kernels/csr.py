@@ -1,6 +1,6 @@
 """CSR kernels: building rows from edge arrays without a sort, and input checks.
 
-The builder (:func:`graphpar.graph.graph_from_edges`) counts rows
+The builder (:func:`graphpar._graph.graph_from_edges`) counts rows
 (:func:`count_degrees`), scatters the edges into the transpose
 (:func:`scatter_rows`), transposes back so every row comes out sorted
 (:func:`transpose_rows`), collapses duplicates to their smallest weight

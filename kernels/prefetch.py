@@ -12,7 +12,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from graphpar.kernels.atomics import _elem_ptr
+from graphpar.kernels.atomics import elem_ptr
 
 _I32 = ir.IntType(32)
 
@@ -26,7 +26,7 @@ def prefetch(typingctx, arr, idx):
 
     def codegen(context, builder, signature, args):
         arrty, idxty = signature.args
-        ptr = _elem_ptr(context, builder, arrty, args[0], args[1], idxty)
+        ptr = elem_ptr(context, builder, arrty, args[0], args[1], idxty)
         i8p = ir.IntType(8).as_pointer()
         fnty = ir.FunctionType(ir.VoidType(), [i8p, _I32, _I32, _I32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")

@@ -15,13 +15,12 @@ Layout of the search state (all flat arrays, no Python objects):
   Per-thread and per-chunk bookkeeping sits in 64-byte rows (no false
   sharing), and the hot loop is one function: passing arrays to helper
   functions would make Numba touch their reference counts atomically on
-  every call, which cost 5x on one thread and far more on two.
+  every call (see docs/performance.md for what that cost).
 * One step = (part of) one bin = at most one parallel region: every thread takes
   chunks of the current bin (collected from all threads' slots) through atomic
   cursors, first the chunks it pushed itself (they lie near its earlier work,
-  so the threads touch fewer of each other's cache lines: 1.1x on the grid
-  road graph at 2 threads), then the others', relaxes their vertices, then
-  keeps relaxing its *own* new
+  so the threads touch fewer of each other's cache lines), then the
+  others', relaxes their vertices, then keeps relaxing its *own* new
   current-bin vertices while that bin stays small (bin fusion, as GAP does),
   so most of a road graph's tiny bins resolve without another fork-join.
   Large bins are left for the next step, where all threads share them. A
@@ -39,8 +38,8 @@ Layout of the search state (all flat arrays, no Python objects):
   edges, each a likely cache miss in an order no hardware prefetcher can
   guess), so while relaxing the entry ``j`` of a chunk the thread prefetches
   the offsets and distance of entry ``j + AHEAD`` and the edges of entry
-  ``j + AHEAD // 2``. Measured on these 2 cores: 1.5x on the 1000 x 1000 grid
-  road graph, 1.15x on Kronecker scale 20.
+  ``j + AHEAD // 2``, so that the misses of several entries overlap (see
+  docs/performance.md for the gain).
 
 Distances are exact: the search is label-correcting and only stops at the
 fixpoint ``d[v] = min(d[v], fl(d[u] + w))`` over every edge, which is what a

@@ -79,7 +79,7 @@ MPI_TIMEOUT = 600
 # measured, for tests/mpi_scripts/dist_checks.py at 4 ranks with two busy loops on
 # 2 cores: 25-30 s of CPU and 22-42 s wall by default, 9-10 s CPU and 11-13 s wall
 # with it. Its light yield (sched_yield: MPIR_CVAR_CH4_PROGRESS_THROTTLE, or
-# graphpar's GRAPHPAR_MPI_YIELD) changed neither. Passive OpenMP waiting matters
+# the GRAPHPAR_MPI_YIELD switch graphpar had) changed neither. Passive OpenMP waiting matters
 # where a rank runs 2 Numba threads (dist_checks' threaded check: 3-11 s -> 3-5 s).
 QUIET_WAITING = {
     "MPIR_CVAR_ENABLE_HEAVY_YIELD": "1",

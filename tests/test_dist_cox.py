@@ -1,7 +1,7 @@
 """Distributed Cox under ``mpiexec -n 1, 2, 3, 4`` against the serial fit.
 
 One launch per rank count runs every check of ``tests/mpi_gcn_cox/cox_checks.py``:
-:func:`graphpar.mpi.cox.distribute_cox`'s log-likelihood, gradient and Hessian
+:func:`graphpar.mpi.distribute_cox`'s log-likelihood, gradient and Hessian
 against the O(n^2) reference, and :class:`graphpar.mpi.CoxPH`'s coefficients
 (to 1e-12 relative), standard errors, iterations and printed summary against
 :class:`graphpar.CoxPH`, with ties and strata spanning rank boundaries, weights,

@@ -25,9 +25,9 @@ from _ref import check_predecessors  # noqa: E402
 
 import graphpar as gp  # noqa: E402
 from graphpar.kernels import dist_sssp as K  # noqa: E402
+from graphpar.mpi._graph import DistGraph, distribute_graph, local_csr  # noqa: E402
+from graphpar.mpi._sssp import SSSPMPIStats, sssp  # noqa: E402
 from graphpar.mpi.blocks import BlockPartition  # noqa: E402
-from graphpar.mpi.graph import DistGraph, distribute_graph, local_csr  # noqa: E402
-from graphpar.mpi.sssp import SSSPMPIStats, sssp  # noqa: E402
 from graphpar.threads import get_threads, max_threads, set_threads  # noqa: E402
 
 SELF = MPI.COMM_SELF

@@ -299,7 +299,7 @@ def test_bad_arguments(call, exc, message):
     threads=st.sampled_from([1, 2]),
 )
 def test_graph_from_edges_matches_the_container(n, edges, directed, threads):
-    from graphpar.graph import graph_from_edges
+    from graphpar._graph import graph_from_edges
 
     edges = [(u % n, v % n, x) for u, v, x in edges]
     src = np.array([e[0] for e in edges], dtype=np.int64)

@@ -15,8 +15,8 @@ from scipy.sparse.csgraph import dijkstra
 from thread_count import at_threads
 
 from graphpar import Graph, index_dtype, validate_graph
+from graphpar._graph import graph_from_edges
 from graphpar._validation import check_sources
-from graphpar.graph import graph_from_edges
 
 FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
 KINDS = ["matrix", "array"]

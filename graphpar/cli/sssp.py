@@ -7,7 +7,7 @@ reached vertices, each counted once, over the time of the search alone
 
 Under ``mpiexec`` the same command runs distributed: every rank reads its share
 of the graph (:func:`graphpar.mpi.read_graph`) or generates it in parallel
-(:mod:`graphpar.mpi.generate`), the search is :func:`graphpar.mpi.sssp.sssp`,
+(:mod:`graphpar.mpi.generate`), the search is :func:`graphpar.mpi.sssp`,
 and rank 0 prints the same report with four more entries: ``ranks``,
 ``rounds`` (bulk-synchronous exchanges), ``buckets`` and ``bytes_exchanged``
 (request bytes sent between ranks, all ranks together). ``--output`` and
@@ -204,8 +204,7 @@ def _warm_up(ctx) -> None:
 
     tiny = Graph.from_edges([0, 1], [1, 2], [1.0, 2.0])
     if ctx.mpi:
-        from graphpar.mpi import distribute_graph
-        from graphpar.mpi.sssp import sssp
+        from graphpar.mpi import distribute_graph, sssp
 
         sssp(distribute_graph(tiny if ctx.is_root else None, comm=ctx.comm), 0)
     else:
@@ -217,7 +216,7 @@ def _warm_up(ctx) -> None:
 def _search(searched, source: int, delta, limit: float, ctx):
     """Run the search; return this process's distances and the :class:`graphpar.SSSPStats`."""
     if ctx.mpi:
-        from graphpar.mpi.sssp import sssp
+        from graphpar.mpi import sssp
     else:
         from graphpar import sssp
     # searched is already symmetrised with --undirected: searched as it is

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphpar.graph import Graph, graph_from_edges
+from graphpar._graph import Graph, graph_from_edges
 from graphpar.io._compression import COMPRESSORS, open_binary, read_decompressed
 from graphpar.io._npz import read_npz, write_npz
 from graphpar.io._text import (

@@ -17,8 +17,8 @@ import zlib
 
 import numpy as np
 
+from graphpar._graph import Graph, graph_from_edges
 from graphpar.errors import GraphFormatError, LimitError
-from graphpar.graph import Graph, graph_from_edges
 from graphpar.io._compression import PIECE, open_binary, read_decompressed
 from graphpar.io._text import bad_weight_message, first_bad_weight
 from graphpar.kernels import csr as _csr
@@ -116,7 +116,7 @@ def _first_unpaired_edge(g: Graph) -> int:
     """A stored edge ``(u, v, w)`` with no matching ``(v, u, w)`` (as multisets), or -1."""
     if g.nnz == 0:
         return -1
-    rows, cols, w = g._rows(), g.indices, g.weights
+    rows, cols, w = g.row_ids(), g.indices, g.weights
     if _csr.first_unsorted_row(g.indptr, cols) < 0:
         # a canonical CSR (what write_graph stores) is symmetric iff it equals its
         # transpose: one parallel CSR build instead of two sorts

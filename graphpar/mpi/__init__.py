@@ -1,29 +1,29 @@
 """Distributed-memory layer (mpi4py): the only part of graphpar that imports MPI.
 
-Importing this package does not import mpi4py; its submodules do:
+Importing this package does not import mpi4py; the modules behind these names do:
 
-- :mod:`graphpar.mpi.blocks`: :class:`BlockPartition`, contiguous vertex blocks
-  (pure, no MPI).
-- :mod:`graphpar.mpi.vertex_partitioners`: the vertex partitioners of the
-  distributed GCN (block, edge, random, METIS, hypergraph; pure, no MPI).
-- :mod:`graphpar.mpi.comm`: :func:`get_comm`, :func:`setup_threads` (threads per
-  rank), :func:`abort_on_error`.
-- :mod:`graphpar.mpi.graph`: :class:`DistGraph`, :func:`distribute_graph`.
-- :mod:`graphpar.mpi.io`: :func:`read_graph` (parallel reading of graph files)
-  and :func:`read_table_rows` (each rank's rows of a survival table).
+- :class:`BlockPartition` (:mod:`graphpar.mpi.blocks`): contiguous vertex blocks
+  (pure, no MPI); :mod:`graphpar.mpi.vertex_partitioners`: the vertex partitioners
+  of the distributed GCN (block, edge, random, METIS, hypergraph; pure, no MPI).
+- :func:`get_comm`, :func:`setup_threads` (threads per rank), :func:`abort_on_error`
+  (:mod:`graphpar.mpi.comm`).
+- :class:`DistGraph`, :func:`distribute_graph`.
+- :func:`read_graph` (parallel reading of graph files) and :func:`read_table_rows`
+  (each rank's rows of a survival table), in :mod:`graphpar.mpi.io`.
 - :mod:`graphpar.mpi.generate`: ``kronecker``, ``uniform``, ``grid_road``
   generated in parallel.
-- :mod:`graphpar.mpi.sssp`: ``sssp`` (distributed delta-stepping, the arguments and
-  results of :func:`graphpar.sssp` on each rank's vertices) and :class:`SSSPMPIStats`
-  (the ``mpi`` field of its :class:`graphpar.SSSPStats`).
-- :mod:`graphpar.mpi.gcn`: :func:`train_gcn` (:func:`graphpar.train_gcn` across the
-  ranks; its :class:`graphpar.TrainResult` has ``mpi`` a :class:`GCNMPIStats`),
+- :func:`sssp` (distributed delta-stepping: the arguments and results of
+  :func:`graphpar.sssp` on each rank's vertices) and :class:`SSSPMPIStats` (the
+  ``mpi`` field of its :class:`graphpar.SSSPStats`).
+- :func:`train_gcn` (:func:`graphpar.train_gcn` across the ranks; its
+  :class:`graphpar.TrainResult` has ``mpi`` a :class:`GCNMPIStats`) and
   :func:`distribute_operator` (a :class:`DistOperator`: ``A @ H`` with a halo exchange).
-- :mod:`graphpar.mpi.cox`: :class:`CoxPH` (:class:`graphpar.CoxPH` on rows spread
-  across the ranks; ``mpi_stats_`` a :class:`CoxMPIStats`), :func:`distribute_cox`.
+- :class:`CoxPH` (:class:`graphpar.CoxPH` on rows spread across the ranks;
+  ``mpi_stats_`` a :class:`CoxMPIStats`) and :func:`distribute_cox`.
 
-The names above are also available here, loaded on first use (``sssp`` and
-``generate`` are the submodules of those names). See docs/distributed.md.
+The names above are available here, loaded on first use; ``graphpar.mpi.sssp``,
+``graphpar.mpi.train_gcn`` and ``graphpar.mpi.CoxPH`` mirror ``graphpar.sssp``,
+``graphpar.train_gcn`` and ``graphpar.CoxPH``. See docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -36,18 +36,19 @@ _LAZY = {
     "get_comm": "graphpar.mpi.comm",
     "setup_threads": "graphpar.mpi.comm",
     "abort_on_error": "graphpar.mpi.comm",
-    "DistGraph": "graphpar.mpi.graph",
-    "distribute_graph": "graphpar.mpi.graph",
+    "DistGraph": "graphpar.mpi._graph",
+    "distribute_graph": "graphpar.mpi._graph",
     "read_graph": "graphpar.mpi.io",
     "read_table_rows": "graphpar.mpi.io",
-    "SSSPMPIStats": "graphpar.mpi.sssp",
-    "CoxPH": "graphpar.mpi.cox",
-    "CoxMPIStats": "graphpar.mpi.cox",
-    "distribute_cox": "graphpar.mpi.cox",
-    "train_gcn": "graphpar.mpi.gcn",
-    "GCNMPIStats": "graphpar.mpi.gcn",
-    "DistOperator": "graphpar.mpi.gcn",
-    "distribute_operator": "graphpar.mpi.gcn",
+    "sssp": "graphpar.mpi._sssp",
+    "SSSPMPIStats": "graphpar.mpi._sssp",
+    "CoxPH": "graphpar.mpi._cox",
+    "CoxMPIStats": "graphpar.mpi._cox",
+    "distribute_cox": "graphpar.mpi._cox",
+    "train_gcn": "graphpar.mpi._gcn",
+    "GCNMPIStats": "graphpar.mpi._gcn",
+    "DistOperator": "graphpar.mpi._gcn",
+    "distribute_operator": "graphpar.mpi._gcn",
 }
 
 

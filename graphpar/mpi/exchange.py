@@ -25,7 +25,7 @@ def exchange_counts(sendcounts: np.ndarray, comm) -> np.ndarray:
     Examples
     --------
     >>> from graphpar.mpi.comm import get_comm
-    >>> c = get_comm(); exchange_counts(np.zeros(c.size, dtype=np.int64), c).sum()
+    >>> c = get_comm(); int(exchange_counts(np.zeros(c.size, dtype=np.int64), c).sum())
     0
     """
     sendcounts = np.ascontiguousarray(sendcounts, dtype=np.int64)
@@ -75,7 +75,8 @@ def ialltoallv(sendbuf: np.ndarray, sendcounts: np.ndarray, recvcounts: np.ndarr
     >>> from graphpar.mpi.comm import get_comm
     >>> c = get_comm(); out = np.empty(1)
     >>> counts = np.zeros(c.size, dtype=np.int64); counts[c.rank] = 1
-    >>> ialltoallv(np.array([7.0]), counts, counts, c, out).Wait(); out.tolist()
+    >>> req = ialltoallv(np.array([7.0]), counts, counts, c, out)
+    >>> _ = req.Wait(); out.tolist()
     [7.0]
     """
     sendbuf = np.ascontiguousarray(sendbuf)

@@ -14,9 +14,9 @@ one :class:`graphpar.errors.LimitError`.
 
 from __future__ import annotations
 
+from graphpar.mpi._graph import DistGraph
 from graphpar.mpi.blocks import BlockPartition
 from graphpar.mpi.comm import get_comm, node_info, run_collectively
-from graphpar.mpi.graph import DistGraph
 
 __all__ = ["kronecker", "uniform", "grid_road", "check_rank_memory"]
 
@@ -90,9 +90,9 @@ def kronecker(scale: int, edgefactor: int = 16, *, seed: int = 0, a: float = 0.5
     --------
     >>> dg = kronecker(20)   # each of K ranks generates 1/K of the edges  # doctest: +SKIP
     """
-    from graphpar.generate import _check_kron
+    from graphpar.generate import check_kronecker_args
 
-    scale, edgefactor, a, b, c = _check_kron(scale, edgefactor, a, b, c)
+    scale, edgefactor, a, b, c = check_kronecker_args(scale, edgefactor, a, b, c)
     return _generate("kronecker", edgefactor << scale, 1 << scale, bool(directed), partition,
                      comm, seed, weights, max_weight,
                      f"kronecker(scale={scale}, edgefactor={edgefactor})",
@@ -108,9 +108,9 @@ def uniform(n: int, m: int, *, seed: int = 0, weights: str | None = "int",
     --------
     >>> dg = uniform(1000, 8000)   # doctest: +SKIP
     """
-    from graphpar.generate import _int
+    from graphpar.generate import check_int
 
-    n, m = _int("n", n, 1), _int("m", m, 0)
+    n, m = check_int("n", n, 1), check_int("m", m, 0)
     return _generate("uniform", m, n, bool(directed), partition, comm, seed, weights,
                      max_weight, f"uniform(n={n}, m={m})", n=n)
 
@@ -123,10 +123,10 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     --------
     >>> dg = grid_road(1000)   # 1 million vertices  # doctest: +SKIP
     """
-    from graphpar.generate import _int
+    from graphpar.generate import check_int
 
-    rows = _int("rows", rows, 1)
-    cols = rows if cols is None else _int("cols", cols, 1)
+    rows = check_int("rows", rows, 1)
+    cols = rows if cols is None else check_int("cols", cols, 1)
     m = rows * (cols - 1) + (rows - 1) * cols
     return _generate("grid", m, rows * cols, False, partition, comm, seed, "int", max_weight,
                      f"grid_road(rows={rows}, cols={cols})", rows=rows, cols=cols)

@@ -26,9 +26,9 @@ import os
 import numpy as np
 from mpi4py import MPI
 
+from graphpar.mpi._graph import DistGraph, distribute_graph
 from graphpar.mpi.blocks import BlockPartition
 from graphpar.mpi.comm import get_comm, run_collectively
-from graphpar.mpi.graph import DistGraph, distribute_graph
 
 __all__ = ["read_graph", "read_table_rows"]
 

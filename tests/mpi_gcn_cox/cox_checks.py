@@ -22,7 +22,7 @@ from naive_cox import cox_loglik  # noqa: E402
 import graphpar  # noqa: E402
 from graphpar.mpi import CoxMPIStats  # noqa: E402
 from graphpar.mpi import CoxPH as DistCoxPH  # noqa: E402
-from graphpar.mpi.cox import distribute_cox  # noqa: E402
+from graphpar.mpi._cox import distribute_cox  # noqa: E402
 from graphpar.threads import set_threads  # noqa: E402
 
 COEF_RTOL = 1e-12  # distributed vs serial coefficients: only the order of sums differs

@@ -20,11 +20,11 @@ from _ref import check_predecessors  # noqa: E402
 
 import graphpar as gp  # noqa: E402
 from graphpar.mpi import generate as dgen  # noqa: E402
+from graphpar.mpi._graph import DistGraph, distribute_graph  # noqa: E402
+from graphpar.mpi._sssp import sssp  # noqa: E402
 from graphpar.mpi.blocks import BlockPartition  # noqa: E402
 from graphpar.mpi.comm import abort_on_error, get_comm, node_info, setup_threads  # noqa: E402
-from graphpar.mpi.graph import DistGraph, distribute_graph  # noqa: E402
 from graphpar.mpi.io import read_graph as pread  # noqa: E402
-from graphpar.mpi.sssp import sssp  # noqa: E402
 
 comm = get_comm()
 RANK, SIZE = comm.Get_rank(), comm.Get_size()

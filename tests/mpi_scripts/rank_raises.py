@@ -33,8 +33,8 @@ import sys
 from graphpar.cli import main as cli_main
 from graphpar.cli._driver import run_command
 from graphpar.mpi import generate as dgen
+from graphpar.mpi._sssp import sssp
 from graphpar.mpi.comm import abort_on_error, get_comm
-from graphpar.mpi.sssp import sssp
 
 comm = get_comm()
 LAST = comm.Get_size() - 1
@@ -65,7 +65,7 @@ def main(mode, kind=None):
             comm.Barrier()
         return 0
     if mode == "cli-one":
-        import graphpar.mpi.sssp as ds
+        import graphpar.mpi._sssp as ds
 
         if comm.Get_rank() == LAST:
             def broken(*args, **kwargs):
@@ -82,7 +82,7 @@ def main(mode, kind=None):
 
         return run_command(argparse.Namespace(func=job, threads=None), under_mpi=True)
     if mode == "cli-faulty-symmetrisation":
-        from graphpar.mpi.graph import DistGraph
+        from graphpar.mpi._graph import DistGraph
 
         DistGraph.symmetrized = lambda self: self
         return cli_main(["sssp", kind, "--undirected", "--verify", "--source", "2"])

@@ -30,14 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 from mpi4py import MPI
 
+from graphpar._graph import index_dtype
 from graphpar._shortest_paths import SSSPStats, bucket_width
 from graphpar._validation import check_delta, check_limit, check_sources, check_weights
-from graphpar.graph import index_dtype
 from graphpar.kernels import dist_sssp as _k
 from graphpar.kernels.sssp import PRED_NONE
+from graphpar.mpi._graph import DistGraph
 from graphpar.mpi.comm import get_comm, run_collectively
 from graphpar.mpi.exchange import ialltoallv
-from graphpar.mpi.graph import DistGraph
 from graphpar.threads import get_threads
 
 __all__ = ["sssp", "SSSPMPIStats"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphpar.graph import Graph, index_dtype
+from graphpar._graph import Graph, index_dtype
 from graphpar.kernels import csr as _csr
 from graphpar.kernels import dist_sssp as _k
 from graphpar.mpi.blocks import BlockPartition
@@ -245,7 +245,7 @@ class DistGraph:
         """Gather per-vertex values, this rank's on every rank, on ``root``; None elsewhere.
 
         ``values`` has shape ``(ln,)`` or ``(k, ln)`` (the same ``k`` and dtype
-        on every rank), as :func:`graphpar.mpi.sssp.sssp` returns distances and
+        on every rank), as :func:`graphpar.mpi.sssp` returns distances and
         predecessors; the result has shape ``(gn,)`` or ``(k, gn)``, as
         :func:`graphpar.sssp` returns them. Collective, in one ``Gatherv``;
         only for arrays that fit on one rank.

@@ -28,8 +28,8 @@ def is_scipy_sparse(obj) -> bool:
 
     scipy is not imported for the test: an object cannot be a scipy sparse
     matrix unless ``scipy.sparse`` is already loaded, and leaving it out of
-    the import chain keeps a process that never uses it about 0.15 s faster
-    to start.
+    the import chain keeps a process that never uses it faster to start
+    (see docs/performance.md).
 
     Examples
     --------
@@ -161,7 +161,7 @@ class Graph:
         not symmetrised again), so a wrong flag would silently give wrong results.
         Compares the canonical rows with those of the transpose: two CSR builds.
         """
-        rows = self._rows()
+        rows = self.row_ids()
         if _csr.first_unsorted_row(self.indptr, self.indices) < 0:
             a = self
         else:
@@ -330,7 +330,7 @@ class Graph:
                     if np.may_share_memory(getattr(g, name), base):
                         setattr(g, name, getattr(g, name).copy())
                 return g
-            return graph_from_edges(g._rows(), g.indices, g.weights, n, True)
+            return graph_from_edges(g.row_ids(), g.indices, g.weights, n, True)
         coo = A.tocoo()
         return graph_from_edges(coo.row, coo.col, coo.data, n, directed)
 
@@ -383,12 +383,18 @@ class Graph:
             return self
         if self._sym is None:
             self._sym = graph_from_edges(
-                self._rows(), self.indices, self.weights, self.n, directed=False
+                self.row_ids(), self.indices, self.weights, self.n, directed=False
             )
         return self._sym
 
-    def _rows(self) -> np.ndarray:
-        """The source vertex of every stored edge (the COO row array), in the index dtype."""
+    def row_ids(self) -> np.ndarray:
+        """The source vertex of every stored edge (the COO row array), in the index dtype.
+
+        Examples
+        --------
+        >>> Graph.from_edges([0, 0, 1], [1, 2, 2]).row_ids()
+        array([0, 0, 1], dtype=int32)
+        """
         return np.repeat(np.arange(self.n, dtype=self.indices.dtype), np.diff(self.indptr))
 
 
