@@ -8,12 +8,13 @@ capped on its own) and the whole run a generous timeout.
 
 from __future__ import annotations
 
-import os
 import resource
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from conftest import mpi_env
 
 # Address space, not resident memory: Numba, LLVM and the thread pools reserve
 # a few hundred MB of it; 1.5 GiB leaves ample room for any small input.
@@ -55,13 +56,13 @@ def run_capped(
     """Run ``python -m graphpar *args`` (under ``mpiexec -n ranks`` when given), capped.
 
     ``threads`` sets ``GRAPHPAR_NUM_THREADS`` so that ranks times threads does
-    not exceed the cores. A timeout fails the calling test with the output so far.
+    not exceed the cores; waiting ranks sleep instead of spinning
+    (``conftest.mpi_env``). A timeout fails the calling test with the output so far.
     """
     cmd = [sys.executable, "-m", "graphpar", *args]
     if ranks is not None:
         cmd = [mpiexec(), "-n", str(ranks), *cmd]
-    full_env = dict(os.environ, GRAPHPAR_NUM_THREADS=str(threads))
-    full_env.update(env or {})
+    full_env = mpi_env(threads, env)
     try:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd,

@@ -15,7 +15,7 @@ from graphpar import CoxPH
 LUNG = Path(__file__).resolve().parent.parent / "datasets" / "survival" / "lung.csv"
 
 
-def run(*args, timeout=120):
+def run(*args, timeout=600):
     return subprocess.run([*graphpar_cmd(), "cox", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout)
 

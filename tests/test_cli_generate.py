@@ -11,7 +11,7 @@ from conftest import graphpar_cmd
 
 from graphpar import generate, read_graph
 
-TIMEOUT = 180
+TIMEOUT = 600
 
 
 def _run(*args, env=None):

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import graphpar_cmd
+from conftest import graphpar_cmd, mpi_env
 from scipy.sparse.csgraph import dijkstra
 
 import graphpar
@@ -173,10 +172,10 @@ def test_undirected_verify_checks_the_users_graph(tmp_path, monkeypatch, capsys)
     assert report["max_distance"] == 11.0 and report["verified"] is False
 
 
-def _mpiexec(ranks, *args, timeout=300):
+def _mpiexec(ranks, *args, timeout=600):
     from capped import mpiexec
 
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    env = mpi_env(1)
     return subprocess.run([mpiexec(), "-n", str(ranks), sys.executable, *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=env)
 

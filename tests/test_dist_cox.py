@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import mpiexec
+from conftest import mpi_env, mpiexec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_gcn_cox"))
 from launch import run_script  # noqa: E402
@@ -46,7 +46,6 @@ def _write_table(path, n=600, seed=0):
 
 def test_cli_under_mpiexec_prints_the_serial_fit(tmp_path):
     import json
-    import os
     import subprocess
 
     from conftest import graphpar_cmd
@@ -55,13 +54,13 @@ def test_cli_under_mpiexec_prints_the_serial_fit(tmp_path):
     _write_table(csv)
     flags = ["--time", "time", "--event", "event", "--strata", "site", "--json"]
     serial = subprocess.run(graphpar_cmd() + ["cox", str(csv), *flags], capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=600)
     assert serial.returncode == 0, serial.stderr
     ref = json.loads(serial.stdout)
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = mpi_env(1)
     for data in (csv, tmp_path / "surv.npz"):
         res = subprocess.run([mpiexec(), "-n", "3", *graphpar_cmd(), "cox", str(data), *flags],
-                             capture_output=True, text=True, timeout=180, env=env)
+                             capture_output=True, text=True, timeout=600, env=env)
         assert res.returncode == 0, res.stderr[-3000:]
         lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
         assert len(lines) == 1, res.stdout  # rank 0 alone prints
@@ -74,7 +73,6 @@ def test_cli_under_mpiexec_prints_the_serial_fit(tmp_path):
 
 
 def test_cli_under_mpiexec_bad_cell_is_one_error(tmp_path):
-    import os
     import subprocess
 
     from conftest import graphpar_cmd
@@ -86,10 +84,10 @@ def test_cli_under_mpiexec_bad_cell_is_one_error(tmp_path):
     cells[2] = "n/a"
     lines[40] = ",".join(cells)
     csv.write_text("\n".join(lines) + "\n")
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    env = mpi_env(1)
     res = subprocess.run([mpiexec(), "-n", "2", *graphpar_cmd(), "cox", str(csv), "--time",
                           "time", "--event", "event"], capture_output=True, text=True,
-                         timeout=120, env=env)
+                         timeout=600, env=env)
     assert res.returncode == 2
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("graphpar: error:")]
     assert errors == [f"graphpar: error: {csv}, line 41, column 3 ('dose'): non-numeric value "

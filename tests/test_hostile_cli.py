@@ -12,7 +12,6 @@ message on the other ranks, and Ctrl-C.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from capped import MEMORY_CAP, assert_one_line_error, mpiexec, run_capped
+from conftest import mpi_env
 
 SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
 MEMORY = "GRAPHPAR_MAX_MEMORY"
@@ -149,11 +149,10 @@ def test_demo_bad_arguments_and_sizes(args, needles):
 
 
 # ---------------------------------------------------------------- failures on some ranks
-def _run_script(ranks, *args, timeout=300):
+def _run_script(ranks, *args, timeout=600):
     cmd = [mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPTS / "rank_raises.py"),
            *args]
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env(1))
 
 
 MESSAGES = {
@@ -221,11 +220,11 @@ def _limit():
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("ranks", [None, 2])
 def test_ctrl_c_prints_interrupted_once(ranks):
-    cmd = [sys.executable, "-m", "graphpar", "sssp", "--generate", "kron:18", "--source", "0",
+    cmd = [sys.executable, "-m", "graphpar", "sssp", "--generate", "kron:19", "--source", "0",
            "--verify"]
     if ranks is not None:
         cmd = [mpiexec(), "-n", str(ranks), *cmd]
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    env = mpi_env(1)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, preexec_fn=_limit)
     try:
@@ -237,7 +236,7 @@ def test_ctrl_c_prints_interrupted_once(ranks):
                 break
             time.sleep(0.1)
         assert proc.poll() is None, "the job ended before it could be interrupted"
-        time.sleep(0.5)
+        time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from capped import MEMORY_CAP, assert_one_line_error, mpiexec, run_capped
+from conftest import mpi_env
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -623,12 +624,12 @@ def _agreement_files(folder: Path) -> Path:
 @pytest.mark.parametrize("nranks", [4])  # other splits: the property test above, 1..8 ranks
 def test_parallel_reader_agrees_with_the_serial_one(tmp_path, nranks):
     folder = _agreement_files(tmp_path / "files")
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+    env = mpi_env(1)
     cmd = [mpiexec(), "-n", str(nranks), sys.executable, str(SCRIPTS / "reader_agree.py"),
            str(folder)]
     try:
         proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=300, env=env,
+            cmd, capture_output=True, text=True, timeout=600, env=env,
             preexec_fn=lambda: __import__("resource").setrlimit(
                 __import__("resource").RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP)),
         )
