@@ -148,7 +148,7 @@ def test_negative_seed_one_line(tmp_path, ranks):
     root, name = tmp_path, "sbm"
     run = run_gcn(root, name, "--seed", "-1", ranks=ranks)
     assert run.returncode == 2, run.output
-    assert_one_line_error(run, "--seed must be a non-negative integer, got -1")
+    assert_one_line_error(run, "--seed", "-1")
 
 
 def test_real_cora_trains_as_before(planetoid_dir):

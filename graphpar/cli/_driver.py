@@ -273,8 +273,7 @@ def run_command(args, under_mpi: bool) -> int:
         print(f"graphpar: error: {error_message(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
-        print(INTERRUPTED, file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return report_interrupt(False)
     return 0 if status is None else int(status)
 
 
@@ -287,6 +286,10 @@ def report_interrupt(under_mpi: bool) -> int:
         from graphpar.mpi.comm import abort_job
 
         abort_job(INTERRUPTED, EXIT_INTERRUPTED)
+    # Ctrl-C in the middle of a Numba/LLVM compile leaves half-built objects whose
+    # destructors fail at exit ("Exception ignored in ... OutputString.__del__"): after
+    # an interrupt that is noise, not a report.
+    sys.unraisablehook = lambda unraisable: None
     print(INTERRUPTED, file=sys.stderr)
     return EXIT_INTERRUPTED
 
