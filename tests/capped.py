@@ -9,12 +9,9 @@ capped on its own) and the whole run a generous timeout.
 from __future__ import annotations
 
 import resource
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from conftest import mpi_env
+from conftest import run_mpiexec
 
 # Address space, not resident memory: Numba, LLVM and the thread pools reserve
 # a few hundred MB of it; 1.5 GiB leaves ample room for any small input.
@@ -35,13 +32,9 @@ class Run:
         return self.stdout + self.stderr
 
 
-def mpiexec() -> str:
-    """The mpiexec from the mpich wheel, next to this Python."""
-    exe = Path(sys.executable).parent / "mpiexec"
-    return str(exe) if exe.exists() else "mpiexec"
+def limit_memory(cap: int):
+    """A ``preexec_fn`` that caps the child's address space at ``cap`` bytes."""
 
-
-def _limit(cap: int):
     def apply():
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
@@ -57,23 +50,11 @@ def run_capped(
 
     ``threads`` sets ``GRAPHPAR_NUM_THREADS`` so that ranks times threads does
     not exceed the cores; waiting ranks sleep instead of spinning
-    (``conftest.mpi_env``). A timeout fails the calling test with the output so far.
+    (``conftest.mpi_env``). A timeout fails the calling test with the output so far
+    (``conftest.run_mpiexec``).
     """
-    cmd = [sys.executable, "-m", "graphpar", *args]
-    if ranks is not None:
-        cmd = [mpiexec(), "-n", str(ranks), *cmd]
-    full_env = mpi_env(threads, env)
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd,
-            preexec_fn=_limit(cap), input=stdin, errors="replace",
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) \
-            else (exc.stdout or "")
-        err = (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) \
-            else (exc.stderr or "")
-        raise AssertionError(f"timed out after {timeout} s: {cmd}\n{out}\n{err}") from None
+    proc = run_mpiexec(ranks, ["-m", "graphpar", *args], timeout=timeout, env=env, cwd=cwd,
+                       threads=threads, preexec_fn=limit_memory(cap), input=stdin)
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 

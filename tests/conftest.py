@@ -3,7 +3,13 @@
 The suite must pass on a machine shared with other busy processes: no test
 asserts a duration, Hypothesis has no deadline, and ``mpiexec`` runs go through
 :func:`run_mpiexec` (a generous timeout, one Numba thread per rank, and ranks
-that sleep instead of spinning while they wait).
+that sleep instead of spinning while they wait); the scripts they run live in
+``tests/mpi/`` (:func:`run_mpi_script`).
+
+Test modules import the helpers of ``tests/`` (``naive_*``, ``capped``) and of
+``tests/mpi/`` (``_common``) through pytest's ``pythonpath`` setting in
+pyproject.toml; scripts run under mpiexec get the same folders through
+``PYTHONPATH`` (:func:`mpi_env`).
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ settings.register_profile("graphpar", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("graphpar")
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # for `import naive`
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+MPI_SCRIPTS = TESTS / "mpi"
 
 
 def data_root() -> Path | None:
@@ -76,7 +83,7 @@ MPI_TIMEOUT = 600
 # MPICH polls without ever leaving the core, and libgomp's idle threads spin: with
 # more ranks than cores, plus other busy processes, the waiting ranks take the
 # cores the working ones need. MPICH's heavy yield (nanosleep in its waiting loop)
-# measured, for tests/mpi_scripts/dist_checks.py at 4 ranks with two busy loops on
+# measured, for tests/mpi/dist_checks.py at 4 ranks with two busy loops on
 # 2 cores: 25-30 s of CPU and 22-42 s wall by default, 9-10 s CPU and 11-13 s wall
 # with it. Its light yield (sched_yield: MPIR_CVAR_CH4_PROGRESS_THROTTLE, or
 # the GRAPHPAR_MPI_YIELD switch graphpar had) changed neither. Passive OpenMP waiting matters
@@ -93,30 +100,49 @@ def mpi_env(threads: int = 1, env: dict | None = None) -> dict:
     ``threads`` Numba threads per rank (``GRAPHPAR_NUM_THREADS``) and one
     OpenBLAS thread, so that ranks times threads stays within the cores;
     :data:`QUIET_WAITING` unless the caller's environment already sets those
-    variables; then ``env`` on top.
+    variables; ``tests/`` and ``tests/mpi/`` first on ``PYTHONPATH`` (so that
+    the scripts import ``_common`` and ``naive_*``); then ``env`` on top.
     """
     out = {**QUIET_WAITING, **os.environ}
-    out.update(GRAPHPAR_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
+    path = [str(TESTS), str(MPI_SCRIPTS)] + [p for p in [out.get("PYTHONPATH")] if p]
+    out.update(GRAPHPAR_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join(path))
     out.update(env or {})
     return out
 
 
-def run_mpiexec(nranks: int, args: list[str], *, timeout: float = MPI_TIMEOUT,
+def run_mpiexec(nranks: int | None, args: list, *, timeout: float = MPI_TIMEOUT,
                 env: dict | None = None, cwd=None, threads: int = 1,
-                launcher: str | None = None) -> subprocess.CompletedProcess:
+                launcher: str | None = None, preexec_fn=None,
+                input: str | None = None) -> subprocess.CompletedProcess:
     """Run ``mpiexec -n nranks python ARGS`` with :func:`mpi_env`; capture text output.
 
-    ``launcher`` is the mpiexec to use (by default :func:`mpiexec`). A run that
-    outlives ``timeout`` (a hang: a rank that failed without ending the job)
-    fails the calling test with the output so far.
+    ``nranks=None`` runs ``python ARGS`` alone, in the same environment (the
+    serial run of the same command). ``launcher`` is the mpiexec to use (by
+    default :func:`mpiexec`); ``preexec_fn`` runs in the child before it starts
+    (mpiexec's ranks inherit, e.g., its resource limits); ``input`` is sent to
+    its standard input. Output that is not UTF-8 is decoded with replacement
+    characters. A run that outlives ``timeout`` (a hang: a rank that failed
+    without ending the job) fails the calling test with the output so far.
     """
-    cmd = [launcher or mpiexec(), "-n", str(nranks), sys.executable, *map(str, args)]
+    cmd = [sys.executable, *map(str, args)]
+    if nranks is not None:
+        cmd = [launcher or mpiexec(), "-n", str(nranks), *cmd]
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              env=mpi_env(threads, env), cwd=cwd)
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              timeout=timeout, env=mpi_env(threads, env), cwd=cwd,
+                              preexec_fn=preexec_fn, input=input)
     except subprocess.TimeoutExpired as exc:
         def text(b):
             return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
 
         pytest.fail(f"timed out after {timeout} s: {' '.join(cmd)}\n"
                     f"{text(exc.stdout)[-3000:]}\n{text(exc.stderr)[-3000:]}")
+
+
+def run_mpi_script(name: str, nranks: int, *args, **kwargs) -> subprocess.CompletedProcess:
+    """Run the script ``tests/mpi/<name>`` with ``args`` under ``mpiexec -n nranks``.
+
+    Keyword arguments go to :func:`run_mpiexec`.
+    """
+    return run_mpiexec(nranks, [MPI_SCRIPTS / name, *args], **kwargs)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import graphpar_cmd, mpi_env
+from conftest import graphpar_cmd, run_mpi_script, run_mpiexec
 from scipy.sparse.csgraph import dijkstra
 
 import graphpar
@@ -172,20 +171,11 @@ def test_undirected_verify_checks_the_users_graph(tmp_path, monkeypatch, capsys)
     assert report["max_distance"] == 11.0 and report["verified"] is False
 
 
-def _mpiexec(ranks, *args, timeout=600):
-    from capped import mpiexec
-
-    env = mpi_env(1)
-    return subprocess.run([mpiexec(), "-n", str(ranks), sys.executable, *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
-
-
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_undirected_verify_checks_the_users_graph_under_mpi(tmp_path, ranks):
     path = tmp_path / "cycle.wel"
     path.write_text(CYCLE)
-    script = Path(__file__).parent / "mpi_scripts" / "rank_raises.py"
-    proc = _mpiexec(ranks, script, "cli-faulty-symmetrisation", path)
+    proc = run_mpi_script("rank_raises.py", ranks, "cli-faulty-symmetrisation", path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "verified:        False" in proc.stdout
     assert "Traceback" not in proc.stderr
@@ -214,7 +204,7 @@ def test_subnormal_and_zero_weights_match_scipy(tmp_path, ranks):
             proc = subprocess.run([sys.executable, *map(str, args)], capture_output=True,
                                   text=True, timeout=TIMEOUT)
         else:
-            proc = _mpiexec(ranks, *args)
+            proc = run_mpiexec(ranks, args)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert np.array_equal(np.load(out), ref)
         out.unlink()

@@ -1,6 +1,6 @@
 """Distributed Cox under ``mpiexec -n 1, 2, 3, 4`` against the serial fit.
 
-One launch per rank count runs every check of ``tests/mpi_gcn_cox/cox_checks.py``:
+One launch per rank count runs every check of ``tests/mpi/cox_checks.py``:
 :func:`graphpar.mpi.distribute_cox`'s log-likelihood, gradient and Hessian
 against the O(n^2) reference, and :class:`graphpar.mpi.CoxPH`'s coefficients
 (to 1e-12 relative), standard errors, iterations and printed summary against
@@ -10,21 +10,18 @@ offsets, timefix on and off, string strata, and errors on one rank's rows.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-from conftest import mpi_env, mpiexec
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_gcn_cox"))
-from launch import run_script  # noqa: E402
+from conftest import run_mpi_script, run_mpiexec
 
 pytestmark = pytest.mark.mpi
+
+# as in the serial runs: one OpenMP thread per rank, and no warnings in the output
+QUIET = {"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
 
 
 @pytest.mark.parametrize("nprocs", [1, 2, 3, 4])
 def test_cox_equals_serial(nprocs):
-    res = run_script(mpiexec(), nprocs, "cox_checks.py")
+    res = run_mpi_script("cox_checks.py", nprocs, env=QUIET)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ALL OK:" in res.stdout and f"on {nprocs} ranks" in res.stdout, res.stdout
 
@@ -57,10 +54,8 @@ def test_cli_under_mpiexec_prints_the_serial_fit(tmp_path):
                             text=True, timeout=600)
     assert serial.returncode == 0, serial.stderr
     ref = json.loads(serial.stdout)
-    env = mpi_env(1)
     for data in (csv, tmp_path / "surv.npz"):
-        res = subprocess.run([mpiexec(), "-n", "3", *graphpar_cmd(), "cox", str(data), *flags],
-                             capture_output=True, text=True, timeout=600, env=env)
+        res = run_mpiexec(3, ["-m", "graphpar", "cox", data, *flags])
         assert res.returncode == 0, res.stderr[-3000:]
         lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
         assert len(lines) == 1, res.stdout  # rank 0 alone prints
@@ -73,10 +68,6 @@ def test_cli_under_mpiexec_prints_the_serial_fit(tmp_path):
 
 
 def test_cli_under_mpiexec_bad_cell_is_one_error(tmp_path):
-    import subprocess
-
-    from conftest import graphpar_cmd
-
     csv = tmp_path / "bad.csv"
     _write_table(csv, n=50)
     lines = csv.read_text().splitlines()
@@ -84,10 +75,7 @@ def test_cli_under_mpiexec_bad_cell_is_one_error(tmp_path):
     cells[2] = "n/a"
     lines[40] = ",".join(cells)
     csv.write_text("\n".join(lines) + "\n")
-    env = mpi_env(1)
-    res = subprocess.run([mpiexec(), "-n", "2", *graphpar_cmd(), "cox", str(csv), "--time",
-                          "time", "--event", "event"], capture_output=True, text=True,
-                         timeout=600, env=env)
+    res = run_mpiexec(2, ["-m", "graphpar", "cox", csv, "--time", "time", "--event", "event"])
     assert res.returncode == 2
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith("graphpar: error:")]
     assert errors == [f"graphpar: error: {csv}, line 41, column 3 ('dose'): non-numeric value "

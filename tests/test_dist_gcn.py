@@ -1,6 +1,6 @@
 """Distributed GCN aggregation and training under ``mpiexec -n 1, 2, 3, 4``.
 
-Each launch runs a whole batch of checks (``tests/mpi_gcn_cox/gcn_checks.py``):
+Each launch runs a whole batch of checks (``tests/mpi/gcn_checks.py``):
 the aggregation forward and backward against the serial kernel for every
 partitioner and exchange mode, on graphs with fewer vertices than ranks; and
 training on Cora and on a small graph equal to the serial ``train_gcn`` (weights,
@@ -9,21 +9,18 @@ loss history and accuracies) for every partitioner.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-from conftest import MPI_TIMEOUT, mpiexec
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_gcn_cox"))
-from launch import run_script  # noqa: E402
+from conftest import MPI_TIMEOUT, graphpar_cmd, run_mpi_script, run_mpiexec
 
 pytestmark = pytest.mark.mpi
+
+# one OpenMP thread per rank, and no warnings in the output
+QUIET = {"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
 
 
 @pytest.mark.parametrize("nprocs", [1, 2, 3, 4])
 def test_aggregate_and_training_equal_serial(nprocs):
-    res = run_script(mpiexec(), nprocs, "gcn_checks.py")
+    res = run_mpi_script("gcn_checks.py", nprocs, env=QUIET)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ALL OK:" in res.stdout and f"on {nprocs} ranks" in res.stdout, res.stdout
 
@@ -33,8 +30,6 @@ def test_cli_under_mpiexec_reports_serial_accuracy_and_volume(planetoid_dir, met
     import importlib.util
     import json
     import subprocess
-
-    from conftest import graphpar_cmd, run_mpiexec
 
     if method == "metis" and importlib.util.find_spec("pymetis") is None:
         pytest.skip("pymetis (graphpar[partition]) absent")
@@ -46,8 +41,7 @@ def test_cli_under_mpiexec_reports_serial_accuracy_and_volume(planetoid_dir, met
                             text=True, timeout=MPI_TIMEOUT)
     assert serial.returncode == 0, serial.stderr
     ref = json.loads(serial.stdout.splitlines()[-1])
-    res = run_mpiexec(2, ["-m", "graphpar", *flags, "--partition", method],
-                      env={"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
+    res = run_mpiexec(2, ["-m", "graphpar", *flags, "--partition", method], env=QUIET)
     assert res.returncode == 0, res.stderr[-3000:]
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     assert len(lines) == 1, res.stdout

@@ -8,20 +8,15 @@ fast enough for hypothesis.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import dijkstra
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "mpi_scripts"))
-
 MPI = pytest.importorskip("mpi4py.MPI")
 
-from _ref import check_predecessors  # noqa: E402
+from _common import check_predecessors  # noqa: E402
 
 import graphpar as gp  # noqa: E402
 from graphpar.kernels import dist_sssp as K  # noqa: E402

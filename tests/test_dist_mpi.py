@@ -1,7 +1,7 @@
 """graphpar.mpi under ``mpiexec -n 1..4``: distances equal scipy's, parallel reading and
 generation equal the serial ones byte for byte, and a failing rank ends the job.
 
-Each launch runs many checks (tests/mpi_scripts/dist_checks.py) to keep the
+Each launch runs many checks (tests/mpi/dist_checks.py) to keep the
 number of (slow) MPI start-ups small. Every rank gets one Numba thread
 (:func:`conftest.run_mpiexec`).
 """
@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import MPI_TIMEOUT, data_root, run_mpiexec
+from conftest import MPI_TIMEOUT, data_root, run_mpi_script, run_mpiexec
 
 pytestmark = pytest.mark.mpi
 
-SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
 CHECKS = [
     "threads_per_rank", "sssp_random_graphs", "sssp_tiny_and_empty_ranks", "sssp_any_delta",
     "sssp_threaded",
@@ -30,8 +28,7 @@ CHECKS = [
 @pytest.mark.parametrize("nranks", [1, 2, 3, 4])
 def test_distributed_checks(nranks, tmp_path):
     root = data_root()
-    args = [str(SCRIPTS / "dist_checks.py"), str(tmp_path)] + ([str(root)] if root else [])
-    proc = run_mpiexec(nranks, args)
+    proc = run_mpi_script("dist_checks.py", nranks, tmp_path, *([root] if root else []))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.split()
     for name in CHECKS:
@@ -43,21 +40,21 @@ def test_distributed_checks(nranks, tmp_path):
 @pytest.mark.parametrize("nranks", [2, 3])
 def test_rank_that_raises_ends_the_job(nranks):
     # the job ends (a hang would run into run_mpiexec's timeout and fail the test)
-    proc = run_mpiexec(nranks, [SCRIPTS / "rank_raises.py", "library"])
+    proc = run_mpi_script("rank_raises.py", nranks, "library")
     assert proc.returncode != 0
     msg = f"graphpar: error: deliberate failure on rank {nranks - 1}"
     assert proc.stderr.count(msg) == 1, proc.stderr
 
 
 def test_cli_failure_on_one_rank_ends_the_job():
-    proc = run_mpiexec(3, [SCRIPTS / "rank_raises.py", "cli-one"])
+    proc = run_mpi_script("rank_raises.py", 3, "cli-one")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("graphpar: error: deliberate failure on rank 2") == 1, proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_cli_error_on_every_rank_printed_once():
-    proc = run_mpiexec(3, [SCRIPTS / "rank_raises.py", "cli-all"])
+    proc = run_mpi_script("rank_raises.py", 3, "cli-all")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("graphpar: error:")]
     assert len(lines) == 1 and "/nonexistent/g.gr" in lines[0], proc.stderr

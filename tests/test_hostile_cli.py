@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from capped import MEMORY_CAP, assert_one_line_error, mpiexec, run_capped
-from conftest import mpi_env
+from capped import MEMORY_CAP, assert_one_line_error, limit_memory, run_capped
+from conftest import mpi_env, mpiexec, run_mpi_script
 
-SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
 MEMORY = "GRAPHPAR_MAX_MEMORY"
 RANKS = [None, 2, 4]  # None: serially
 
@@ -149,12 +148,6 @@ def test_demo_bad_arguments_and_sizes(args, needles):
 
 
 # ---------------------------------------------------------------- failures on some ranks
-def _run_script(ranks, *args, timeout=600):
-    cmd = [mpiexec(), "-n", str(ranks), sys.executable, str(SCRIPTS / "rank_raises.py"),
-           *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=mpi_env(1))
-
-
 MESSAGES = {
     "memory": "graphpar: error: out of memory",
     "eof": "graphpar: error: unexpected end of input: g.gr.gz: compressed file ended",
@@ -169,7 +162,7 @@ MESSAGES = {
 def test_an_error_on_one_rank_is_one_line_and_ends_the_job(kind, mode, ranks):
     # cli-one: the last rank fails while the others wait in a collective (the job is
     # aborted); cli-agreed: it fails in a stage run collectively (every rank exits)
-    proc = _run_script(ranks, mode, kind)
+    proc = run_mpi_script("rank_raises.py", ranks, mode, kind)
     out = proc.stdout + proc.stderr
     assert "Traceback" not in out and "failed:" not in out, out
     assert out.count(MESSAGES[kind]) == 1, out
@@ -211,12 +204,6 @@ def _pythons_under(pid: int) -> list[int]:
     return found
 
 
-def _limit():
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("ranks", [None, 2])
 def test_ctrl_c_prints_interrupted_once(ranks):
@@ -226,7 +213,7 @@ def test_ctrl_c_prints_interrupted_once(ranks):
         cmd = [mpiexec(), "-n", str(ranks), *cmd]
     env = mpi_env(1)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, preexec_fn=_limit)
+                            env=env, preexec_fn=limit_memory(MEMORY_CAP))
     try:
         deadline = time.monotonic() + 300
         want = ranks or 1

@@ -17,16 +17,14 @@ import lzma
 import os
 import re
 import struct
-import subprocess
-import sys
 import tracemalloc
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from capped import MEMORY_CAP, assert_one_line_error, mpiexec, run_capped
-from conftest import mpi_env
+from capped import MEMORY_CAP, assert_one_line_error, limit_memory, run_capped
+from conftest import run_mpi_script
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +33,6 @@ from graphpar.io import GraphFormatError, LimitError
 from graphpar.io._lines import byte_range, line_range, read_line_range
 from graphpar.io._text import parse_body, parse_header
 
-SCRIPTS = Path(__file__).resolve().parent / "mpi_scripts"
 OPENERS = {"": open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 FUZZ = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -624,17 +621,8 @@ def _agreement_files(folder: Path) -> Path:
 @pytest.mark.parametrize("nranks", [4])  # other splits: the property test above, 1..8 ranks
 def test_parallel_reader_agrees_with_the_serial_one(tmp_path, nranks):
     folder = _agreement_files(tmp_path / "files")
-    env = mpi_env(1)
-    cmd = [mpiexec(), "-n", str(nranks), sys.executable, str(SCRIPTS / "reader_agree.py"),
-           str(folder)]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=600, env=env,
-            preexec_fn=lambda: __import__("resource").setrlimit(
-                __import__("resource").RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP)),
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"timed out: {exc.stdout} {exc.stderr}") from None
+    proc = run_mpi_script("reader_agree.py", nranks, folder,
+                          preexec_fn=limit_memory(MEMORY_CAP))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     files = sorted(p.name for p in folder.iterdir())

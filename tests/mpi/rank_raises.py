@@ -1,5 +1,8 @@
-"""A job in which ranks fail, run under mpiexec by tests/test_dist_mpi.py and
-tests/test_hostile_cli.py.
+"""A job in which ranks fail, run under mpiexec by tests/test_dist_mpi.py,
+tests/test_hostile_cli.py and tests/test_cli_sssp.py.
+
+Unlike the other scripts of this folder it does not end its job through
+``_common.run``: what it tests is how graphpar itself ends a job.
 
 ``python rank_raises.py MODE [KIND]``:
 

@@ -10,20 +10,15 @@ reader's.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 from _common import close, run
+from naive_cox import cox_loglik
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for naive_cox
-from naive_cox import cox_loglik  # noqa: E402
-
-import graphpar  # noqa: E402
-from graphpar.mpi import CoxMPIStats  # noqa: E402
-from graphpar.mpi import CoxPH as DistCoxPH  # noqa: E402
-from graphpar.mpi._cox import distribute_cox  # noqa: E402
-from graphpar.threads import set_threads  # noqa: E402
+import graphpar
+from graphpar.mpi import CoxMPIStats
+from graphpar.mpi import CoxPH as DistCoxPH
+from graphpar.mpi._cox import distribute_cox
+from graphpar.threads import set_threads
 
 COEF_RTOL = 1e-12  # distributed vs serial coefficients: only the order of sums differs
 

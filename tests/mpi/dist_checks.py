@@ -1,7 +1,8 @@
 """Checks of graphpar.mpi run under ``mpiexec -n K`` by tests/test_dist_mpi.py.
 
 Usage: ``python dist_checks.py TMPDIR [DATA_ROOT]``. Rank 0 prints ``PASS <name>``
-for every check; any failure aborts the whole job with a non-zero status.
+for every check; any failure aborts the whole job with a non-zero status
+(:func:`_common.run`).
 """
 
 from __future__ import annotations
@@ -12,26 +13,25 @@ import shutil
 import sys
 
 import numpy as np
+from _common import check_predecessors, run
 from scipy.sparse.csgraph import dijkstra
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from _ref import check_predecessors  # noqa: E402
-
-import graphpar as gp  # noqa: E402
-from graphpar.mpi import generate as dgen  # noqa: E402
-from graphpar.mpi._graph import DistGraph, distribute_graph  # noqa: E402
-from graphpar.mpi._sssp import sssp  # noqa: E402
-from graphpar.mpi.blocks import BlockPartition  # noqa: E402
-from graphpar.mpi.comm import abort_on_error, get_comm, node_info, setup_threads  # noqa: E402
-from graphpar.mpi.io import read_graph as pread  # noqa: E402
+import graphpar as gp
+from graphpar.mpi import generate as dgen
+from graphpar.mpi._graph import DistGraph, distribute_graph
+from graphpar.mpi._sssp import sssp
+from graphpar.mpi.blocks import BlockPartition
+from graphpar.mpi.comm import get_comm, node_info, setup_threads
+from graphpar.mpi.io import read_graph as pread
 
 comm = get_comm()
 RANK, SIZE = comm.Get_rank(), comm.Get_size()
+PASSED = []
 
 
 def passed(name):
     comm.Barrier()
+    PASSED.append(name)
     if RANK == 0:
         print(f"PASS {name}", flush=True)
 
@@ -357,7 +357,8 @@ def check_threads():
     passed("threads_per_rank")
 
 
-def main(tmp, data_root):
+def main(_world, tmp, data_root=None):
+    """Run every check (on graphpar's own communicator); return how many passed."""
     check_threads()
     check_random_graphs()
     check_no_edges_and_tiny()
@@ -372,8 +373,8 @@ def main(tmp, data_root):
     if data_root:
         check_rome(data_root, tmp)
     passed("ALL")
+    return len(PASSED) if RANK == 0 else 0
 
 
 if __name__ == "__main__":
-    with abort_on_error():
-        main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    run(main, *sys.argv[1:])
