@@ -295,7 +295,15 @@ def report_interrupt(under_mpi: bool) -> int:
 
 
 def _run_under_mpi(args) -> int:
-    from graphpar.mpi.comm import abort_job, get_comm
+    try:
+        from graphpar.mpi.comm import abort_job, get_comm
+    except KeyboardInterrupt:  # Ctrl-C while MPI is still loading: no job to abort yet
+        from graphpar.mpi import launcher_rank
+
+        sys.unraisablehook = lambda unraisable: None
+        if launcher_rank() == 0:
+            print(INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
 
     rank = 0
     try:

@@ -152,6 +152,8 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
 
     width, lim, (sources, scalar), wmax = run_collectively(check, comm)
     searched = dg if directed else dg.symmetrized()
+    if searched is not dg:  # both ways, duplicates keep their smallest weight: as serially
+        wmax = _max_weight(searched)
     wmax = comm.allreduce(wmax, op=MPI.MAX)
     width = bucket_width(searched.gn, searched.gnnz, wmax, width)
     want_pred = bool(return_predecessors)
