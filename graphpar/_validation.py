@@ -570,3 +570,20 @@ def check_csr_arrays(indptr, indices, data, shape, name: str) -> None:
         raise ValueError(
             f"{name} has a non-finite value {data[j]} at entry ({i}, {int(ind[j])})"
         )
+
+
+def check_int(name, value, lo, hi=None):
+    """Return ``value`` as an int after checking it is an integer in ``[lo, hi]``.
+
+    Examples
+    --------
+    >>> check_int("scale", 12, 1, 40)
+    12
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be {rng}, got {value}")
+    return value

@@ -30,6 +30,7 @@ import numbers
 import numpy as np
 
 from graphpar._graph import Graph, graph_from_edges, index_dtype
+from graphpar._validation import check_int
 from graphpar.kernels import generators as _gen
 from graphpar.kernels import rng as _rng
 from graphpar.limits import check_memory
@@ -41,23 +42,6 @@ __all__ = [
 
 _WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _gen.W_REAL}
 MAX_SCALE = 40
-
-
-def check_int(name, value, lo, hi=None):
-    """Return ``value`` as an int after checking it is an integer in ``[lo, hi]``.
-
-    Examples
-    --------
-    >>> check_int("scale", 12, 1, 40)
-    12
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if value < lo or (hi is not None and value > hi):
-        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise ValueError(f"{name} must be {rng}, got {value}")
-    return value
 
 
 def _prob(name, value):

@@ -108,7 +108,7 @@ def uniform(n: int, m: int, *, seed: int = 0, weights: str | None = "int",
     --------
     >>> dg = uniform(1000, 8000)   # doctest: +SKIP
     """
-    from graphpar.generate import check_int
+    from graphpar._validation import check_int
 
     n, m = check_int("n", n, 1), check_int("m", m, 0)
     return _generate("uniform", m, n, bool(directed), partition, comm, seed, weights,
@@ -123,7 +123,7 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     --------
     >>> dg = grid_road(1000)   # 1 million vertices  # doctest: +SKIP
     """
-    from graphpar.generate import check_int
+    from graphpar._validation import check_int
 
     rows = check_int("rows", rows, 1)
     cols = rows if cols is None else check_int("cols", cols, 1)
