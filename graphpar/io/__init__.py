@@ -17,8 +17,9 @@ transparently on reading (as a stream, within
 files are parsed by a Numba byte scanner (:mod:`graphpar.kernels.parse`).
 
 Public functions: :func:`read_graph`, :func:`write_graph`,
-:func:`detect_format`, :func:`open_binary`, :func:`iter_decompressed` and
-:func:`decompression_errors`; malformed files raise :class:`GraphFormatError`
+:func:`detect_format`, :func:`open_binary`, :func:`iter_decompressed`,
+:func:`decompression_errors` and :func:`atomic_write` (every output file is written
+beside its target and renamed over it); malformed files raise :class:`GraphFormatError`
 and inputs beyond the limits :class:`LimitError` (both defined in
 :mod:`graphpar.errors`, both ``ValueError``).
 
@@ -33,10 +34,11 @@ text file into per-rank line ranges, also used by the MPI readers of
 from __future__ import annotations
 
 from graphpar.errors import GraphFormatError, LimitError
+from graphpar.io._atomic import atomic_write
 from graphpar.io._compression import decompression_errors, iter_decompressed, open_binary
 from graphpar.io._formats import detect_format, read_graph, write_graph
 
 __all__ = [
     "GraphFormatError", "LimitError", "read_graph", "write_graph", "detect_format",
-    "open_binary", "iter_decompressed", "decompression_errors",
+    "open_binary", "iter_decompressed", "decompression_errors", "atomic_write",
 ]
