@@ -11,9 +11,21 @@ result, and the part spent loading/compiling the kernels. Beside it, the floor
 any Numba program pays on this machine: a process that imports numpy and numba
 and calls one trivial cached function, with the difference graphpar adds.
 
+With ``GAPBS_DIR`` pointing at a built copy of the GAP benchmark suite (gapbs,
+https://github.com/sbeamer/gapbs, built outside this repository with
+``make sssp converter``), a GAP column follows: GAP's ``sssp`` and graphpar read
+the same files (a Kronecker graph written by GAP's own ``converter`` with its
+integer weights 1..255, and the DIMACS Rome road graph from ``GRAPHPAR_DATA``)
+and start from the same source. GAP runs at its best delta (swept first, median
+trial time); graphpar at its default delta. Each round runs GAP's process (its
+median trial) and then graphpar's calls (their median); the ratio printed is
+the median over rounds of graphpar / GAP (below 1: graphpar is faster). Without
+``GAPBS_DIR`` the column is skipped with a note.
+
 Usage::
 
     python benchmarks/sssp.py [--repeat 5] [--scale 20] [--rows 1000] [--skip-startup]
+                              [--gap-scale 18] [--gap-rounds 5] [--skip-gap]
 
 graphpar's times are those of the public ``graphpar.sssp`` call, input
 validation included. On a machine shared with other busy processes, libgomp's
@@ -143,12 +155,96 @@ def startup():
     return out
 
 
+GAP_ENV = "GAPBS_DIR"
+GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
+def _gap_trials(gap_sssp, path, source, threads, delta, trials):
+    """Run GAP's sssp once; return its per-trial times (graph loading excluded)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    res = subprocess.run([gap_sssp, "-f", str(path), "-r", str(source), "-d", str(delta),
+                          "-n", str(trials)], env=env, capture_output=True, text=True,
+                         timeout=1800, check=True)
+    times = [float(line.split()[-1]) for line in res.stdout.splitlines()
+             if line.startswith("Trial Time")]
+    if len(times) != trials:
+        raise SystemExit(f"could not read GAP's trial times from:\n{res.stdout}")
+    return times
+
+
+def bench_gap(name, path, source, threads_list, rounds, trials=5):
+    """graphpar (default delta) against GAP (its best delta), same file, same source."""
+    import graphpar
+
+    gap_sssp = str(Path(os.environ[GAP_ENV]) / "sssp")
+    g = graphpar.io.read_graph(path)
+    A = g.to_scipy()
+    from scipy.sparse.csgraph import dijkstra
+
+    d, stats = graphpar.sssp(g, source, return_stats=True)
+    if not np.array_equal(d, dijkstra(A, indices=source)):
+        raise SystemExit(f"MISMATCH with scipy on {name} from source {source}")
+    print(f"\n{name}: {g.n} vertices, {g.nnz} stored edges, source {source}, graphpar's "
+          f"default delta {stats.delta:g}, reached {int(np.isfinite(d).sum())}")
+    rows = []
+    for threads in threads_list:
+        sweep = {delta: statistics.median(_gap_trials(gap_sssp, path, source, threads, delta, 3))
+                 for delta in GAP_DELTAS}
+        best = min(sweep, key=sweep.get)
+        ratios, gap_meds, our_meds = [], [], []
+        for _ in range(rounds):
+            gap_med = statistics.median(_gap_trials(gap_sssp, path, source, threads, best,
+                                                    trials))
+            ours = []
+            for _ in range(trials):
+                t0 = time.perf_counter()
+                graphpar.sssp(g, source, threads=threads)
+                ours.append(time.perf_counter() - t0)
+            our_med = statistics.median(ours)
+            ratios.append(our_med / gap_med)
+            gap_meds.append(gap_med)
+            our_meds.append(our_med)
+        ratio = statistics.median(ratios)
+        rows.append((threads, best, ratio))
+        print(f"  threads {threads}: GAP best delta {best} "
+              f"{statistics.median(gap_meds) * 1e3:8.2f} ms   graphpar "
+              f"{statistics.median(our_meds) * 1e3:8.2f} ms   graphpar / GAP {ratio:.2f} "
+              f"(median over {rounds} rounds of {trials}; per round "
+              f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    return rows
+
+
+def gap_section(scale, rounds, threads_list):
+    gap_dir = os.environ.get(GAP_ENV)
+    if not gap_dir or not (Path(gap_dir) / "sssp").exists():
+        print(f"\nGAP column skipped: set {GAP_ENV} to a gapbs folder built with "
+              f"'make sssp converter' (https://github.com/sbeamer/gapbs)")
+        return
+    print(f"\nGAP's sssp from {gap_dir}: graphpar / GAP, same file and source")
+    with tempfile.TemporaryDirectory() as tmp:
+        kron = Path(tmp) / f"kron{scale}.wel"
+        subprocess.run([str(Path(gap_dir) / "converter"), "-g", str(scale), "-w", "-e",
+                        str(kron)], capture_output=True, text=True, timeout=1800, check=True)
+        bench_gap(f"GAP Kronecker scale {scale} (weights 1..255)", kron, 1, threads_list,
+                  rounds)
+    data = os.environ.get("GRAPHPAR_DATA")
+    rome = Path(data) / "dimacs" / "rome99.gr" if data else None
+    if rome is not None and rome.exists():
+        bench_gap("DIMACS Rome (rome99.gr)", rome, 0, threads_list, rounds)
+    else:
+        print("  DIMACS Rome skipped: set GRAPHPAR_DATA to the folder holding dimacs/rome99.gr")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--scale", type=int, default=20)
     p.add_argument("--rows", type=int, default=1000)
     p.add_argument("--skip-startup", action="store_true")
+    p.add_argument("--gap-scale", type=int, default=18)
+    p.add_argument("--gap-rounds", type=int, default=5)
+    p.add_argument("--skip-gap", action="store_true")
+    p.add_argument("--only-gap", action="store_true")
     args = p.parse_args(argv)
     import graphpar
     from graphpar import generate
@@ -156,6 +252,9 @@ def main(argv=None):
 
     threads_list = [t for t in (1, 2) if t <= max_threads()]
     print(f"graphpar {graphpar.__version__}: SSSP benchmark, scipy dijkstra as the reference")
+    if args.only_gap:
+        gap_section(args.gap_scale, args.gap_rounds, threads_list)
+        return
     t0 = time.perf_counter()
     kron = generate.kronecker(args.scale, seed=0)
     print(f"(generated Kronecker scale {args.scale} in {time.perf_counter() - t0:.1f} s)")
@@ -163,6 +262,8 @@ def main(argv=None):
     del kron
     grid = generate.grid_road(args.rows, seed=0)
     bench_graph(f"grid road {args.rows} x {args.rows}", grid, args.repeat, threads_list)
+    if not args.skip_gap:
+        gap_section(args.gap_scale, args.gap_rounds, threads_list)
     if not args.skip_startup:
         print("\nstart-up (fresh process, tiny graph):")
         startup()
