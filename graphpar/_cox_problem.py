@@ -91,7 +91,8 @@ class CoxProblem:
         self.w = arrays.weights[order] if arrays.weights is not None else np.empty(0)
         self.offset = arrays.offset[order] if arrays.offset is not None else np.empty(0)
         self.flags = np.empty(n, dtype=np.uint8)
-        K.tie_flags(time[order], codes[order] if codes is not None else np.empty(0, np.int64),
+        self.time = time[order]  # sorted and time-fixed: also the baseline hazard's input
+        K.tie_flags(self.time, codes[order] if codes is not None else np.empty(0, np.int64),
                     self.flags)
         cs = np.empty(n // CHUNK_ROWS + 2, dtype=np.int64)
         cst = np.empty(n // CHUNK_ROWS + 2, dtype=np.int64)

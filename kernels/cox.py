@@ -80,6 +80,15 @@ know them), and the chunk results are summed. Each group term is scaled by its
 own ``1/S0`` so that risk sets far below the stratum's shift cannot underflow
 when squared.
 
+Compile time (a cold cache compiles everything a call reaches): the parallel
+passes are serial ``nogil`` Numba functions over a range of chunks, run on
+``numba.get_num_threads()`` Python threads by :func:`run_chunks` (a ``prange``
+loop costs about a second and a half more to compile per function), the setup
+steps that are single vectorised passes are NumPy, no slice of an array is
+assigned in compiled code (``a[i:j] = b`` compiles Numba's shape-mismatch error
+message, seconds), and pass 3 exists once per tie method, with and without the
+Hessian, each compiled on its first use only.
+
 Ties: ``BRESLOW`` (0) or ``EFRON`` (1). Efron follows R's survival::coxph: a
 tie group with ``m`` events of total weight ``D`` contributes, for
 ``l = 0..m-1``, ``-(D/m) log(S0 - (l/m) A)`` with ``A`` the events' share of S0.
@@ -91,8 +100,12 @@ its gradient and its Hessian (negative semidefinite). ``hess_mode``:
 diagonal, ``HESS_FULL`` (2) fills it all.
 """
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 FLAG_GROUP = 1
 FLAG_STRATUM = 2
@@ -102,52 +115,74 @@ HESS_NONE = 0
 HESS_DIAG = 1
 HESS_FULL = 2
 
+_pool = None
+_pool_lock = threading.Lock()
 
-@njit(cache=True)
+
+def run_chunks(fn, nchunks, *args):
+    """Call ``fn(lo, hi, *args)`` on contiguous ranges ``[lo, hi)`` covering ``range(nchunks)``.
+
+    One range per Numba thread (``numba.get_num_threads()``, which
+    :func:`graphpar.threads.set_threads` sets), run on a pool of Python threads;
+    ``fn`` must be a ``nogil`` Numba function whose ranges write disjoint output.
+    The calling thread runs the first range.
+    """
+    global _pool
+    nt = max(1, min(numba.get_num_threads(), nchunks))
+    if nt == 1:
+        fn(0, nchunks, *args)
+        return
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < nt - 1:
+            _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="graphpar-cox")
+        pool = _pool
+    cuts = [(nchunks * t) // nt for t in range(nt + 1)]
+    futures = [pool.submit(fn, cuts[t], cuts[t + 1], *args) for t in range(1, nt)]
+    try:
+        fn(cuts[0], cuts[1], *args)
+    finally:
+        for f in futures:
+            f.result()
+
+
 def chunk_layout(flags, target, stratum0, chunk_start, chunk_stratum):
     """Cut rows into chunks of about ``target`` rows at tie-group starts.
 
     ``chunk_start`` must have room for ``n // target + 2`` entries and
     ``chunk_stratum`` for ``n // target + 1``; ``stratum0`` is the stratum index
     of row 0. Returns the number of chunks ``nc``: ``chunk_start[:nc + 1]`` and
-    ``chunk_stratum[:nc]`` are filled.
+    ``chunk_stratum[:nc]`` are filled. A chunk ends at the first tie-group start
+    at least ``target`` rows after its own start.
     """
     n = flags.size
-    nc = 0
-    chunk_start[0] = 0
-    s = stratum0
-    next_cut = target
-    for i in range(n):
-        if i > 0 and (flags[i] & FLAG_STRATUM) != 0:
-            s += 1
-        if i == 0:
-            chunk_stratum[0] = s
-        elif i >= next_cut and (flags[i] & FLAG_GROUP) != 0:
-            nc += 1
-            chunk_start[nc] = i
-            chunk_stratum[nc] = s
-            next_cut = i + target
-    nc += 1
+    groups = np.flatnonzero(flags & FLAG_GROUP)
+    cuts = [0]
+    nxt = target
+    while True:
+        k = int(np.searchsorted(groups, max(nxt, 1)))
+        if k >= groups.size:
+            break
+        cut = int(groups[k])
+        cuts.append(cut)
+        nxt = cut + target
+    nc = len(cuts)
+    chunk_start[:nc] = cuts
     chunk_start[nc] = n
+    later_strata = np.flatnonzero(flags[1:] & FLAG_STRATUM) + 1
+    chunk_stratum[:nc] = stratum0 + np.searchsorted(later_strata, chunk_start[:nc], "right")
     return nc
 
 
-@njit(parallel=True, cache=True)
-def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
-    """Fill ``eta = X @ beta + offset`` (``offset`` may be empty) and ``smax``.
+@njit(cache=True, nogil=True)
+def _lp_chunks(c_lo, c_hi, X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
+               first_max, last_max, last_s):
+    """``eta`` on chunks ``[c_lo, c_hi)``; maxima of each chunk's first and last strata.
 
-    ``smax`` (nstrata,) receives the largest ``eta`` of each stratum present in
-    the block and ``-inf`` for the others.
+    The maxima of strata wholly inside one chunk go straight into ``smax``.
     """
-    nc = chunk_start.size - 1
     p = beta.size
     has_off = offset.size > 0
-    first_max = np.full(nc, -np.inf)
-    last_max = np.full(nc, -np.inf)
-    last_s = np.empty(nc, dtype=np.int64)
-    for s in range(smax.size):
-        smax[s] = -np.inf
-    for c in prange(nc):
+    for c in range(c_lo, c_hi):
         lo = chunk_start[c]
         hi = chunk_start[c + 1]
         s = chunk_stratum[c]
@@ -159,7 +194,7 @@ def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, sm
                     first_max[c] = cur
                     first = False
                 else:
-                    smax[s] = cur  # a stratum wholly inside this chunk
+                    smax[s] = cur
                 s += 1
                 cur = -np.inf
             v = 0.0
@@ -175,35 +210,52 @@ def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, sm
         else:
             last_max[c] = cur
         last_s[c] = s
-    for c in range(nc):
-        s0 = chunk_stratum[c]
-        if first_max[c] > smax[s0]:
-            smax[s0] = first_max[c]
-        if last_max[c] > smax[last_s[c]]:
-            smax[last_s[c]] = last_max[c]
 
 
-@njit(cache=True)
-def _rates_chunk(eta, w, event, flags, shift, lo, hi, s, r):
-    """Pass 1 on one chunk: r, the S0 tail, whether a stratum starts, event term."""
+def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
+    """Fill ``eta = X @ beta + offset`` (``offset`` may be empty) and ``smax``.
+
+    ``smax`` (nstrata,) receives the largest ``eta`` of each stratum present in
+    the block and ``-inf`` for the others.
+    """
+    nc = chunk_start.size - 1
+    first_max = np.full(nc, -np.inf)
+    last_max = np.full(nc, -np.inf)
+    last_s = np.zeros(nc, dtype=np.int64)
+    smax[:] = -np.inf
+    run_chunks(_lp_chunks, nc, X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
+               first_max, last_max, last_s)
+    np.maximum.at(smax, chunk_stratum[:nc], first_max)
+    np.maximum.at(smax, last_s, last_max)
+
+
+@njit(cache=True, nogil=True)
+def _rates_chunks(c_lo, c_hi, eta, w, event, flags, shift, chunk_start, chunk_stratum, r,
+                  tail0, had, lle):
+    """Pass 1 on chunks ``[c_lo, c_hi)``: r, the S0 tail, whether a stratum starts, event term."""
     has_w = w.size > 0
-    tail = 0.0
-    had = False
-    lle = 0.0
-    for i in range(lo, hi):
-        if (flags[i] & FLAG_STRATUM) != 0:
-            if i > lo:
-                s += 1
-            tail = 0.0
-            had = True
-        e = eta[i] - shift[s]
-        wi = w[i] if has_w else 1.0
-        ri = wi * np.exp(e)
-        r[i] = ri
-        tail += ri
-        if event[i] != 0:
-            lle += wi * e
-    return tail, had, lle
+    for c in range(c_lo, c_hi):
+        s = chunk_stratum[c]
+        lo = chunk_start[c]
+        tail = 0.0
+        hd = False
+        ev = 0.0
+        for i in range(lo, chunk_start[c + 1]):
+            if (flags[i] & FLAG_STRATUM) != 0:
+                if i > lo:
+                    s += 1
+                tail = 0.0
+                hd = True
+            e = eta[i] - shift[s]
+            wi = w[i] if has_w else 1.0
+            ri = wi * np.exp(e)
+            r[i] = ri
+            tail += ri
+            if event[i] != 0:
+                ev += wi * e
+        tail0[c] = tail
+        had[c] = hd
+        lle[c] = ev
 
 
 @njit(cache=True, fastmath=True)
@@ -215,199 +267,209 @@ def _wdot(w, x, y, lo, hi):
     return s
 
 
-@njit(cache=True, fastmath=True)
-def _dot2(x, y, lo, hi):
-    s = 0.0
-    for k in range(lo, hi):
-        s += x[k] * y[k]
-    return s
+def _make_fused_chunks(efron, need_h):
+    """Pass 3 for one tie method, with or without the Hessian.
 
-
-_TILE = 256
-
-
-@njit(cache=True, error_model="numpy")
-def _fused_chunk(X, r, w, event, flags, lo, hi, s0_carry, ties, hmode,
-                 l1_out, l2_out, grad_out, info_out, u_out):
-    """Pass 3 on one chunk; S1/S2 start from zero (their carries are added later).
-
-    Accumulates into ``grad`` and ``info`` (minus the Hessian, upper triangle)
-    and the correction vector ``u``; leaves in ``l1``/``l2`` the S1/S2 tails
-    since the chunk's last stratum start. Returns (ll, alpha, beta0).
-
-    The S2-type Hessian terms sum_g c_g S2_g are summed by parts into one weighted
-    Gram matrix sum_k r_k W_k x_k x_k^T (W_k: the sum of c_g over the groups whose
-    risk set holds row k, within the chunk), and the rank-one terms of all event
-    groups are batched; both are then formed as dot products over a transposed
-    copy of the chunk, which vectorise, instead of p x p updates per row.
+    ``efron`` and ``need_h`` are compile-time constants of the returned function
+    (Numba freezes closure variables and prunes the branches they decide), so
+    each variant compiles only its own code, and only when first called.
     """
-    p = X.shape[1]
-    nrow = hi - lo
-    need_h = hmode != HESS_NONE
-    full = hmode == HESS_FULL
-    hcols = nrow if need_h else 0
-    XT = np.empty((p, hcols))
-    MT = np.empty((p, hcols))
-    rw = np.zeros(hcols)
-    rl = np.empty(hcols)
-    gv = np.zeros(hcols)
-    l1 = np.zeros(p)
-    grad = np.zeros(p)
-    info = np.zeros((p, p))
-    u = np.zeros(p)
-    has_w = w.size > 0
-    efron = ties == EFRON
-    a1 = np.zeros(p)
-    ls = np.empty(p)
-    as_ = np.empty(p)
-    S0 = s0_carry
-    ll = 0.0
-    alpha = 0.0
-    beta0 = 0.0
-    first_seg = True
-    last_start = lo
-    ng = 0
-    i = lo
-    while i < hi:
-        if i > lo and (flags[i] & FLAG_STRATUM) != 0:
-            S0 = 0.0
-            l1[:] = 0.0
-            first_seg = False
-            last_start = i
-        j = i + 1
-        while j < hi and (flags[j] & FLAG_GROUP) == 0:
-            j += 1
-        m = 0
-        dw = 0.0
-        A = 0.0
-        for k in range(i, j):
-            rk = r[k]
-            S0 += rk
-            for a in range(p):
-                l1[a] += rk * X[k, a]
+
+    @njit(cache=True, nogil=True, error_model="numpy")
+    def fused_chunks(c_lo, c_hi, X, r, w, event, flags, chunk_start, c0, full,
+                     l1s, l2s, grads, infos, us, res):
+        """Pass 3 on chunks ``[c_lo, c_hi)``; S1/S2 start from zero in each chunk.
+
+        Per chunk ``c``, accumulates into ``grads[c]`` and ``infos[c]`` (minus the
+        Hessian, upper triangle) and the correction vector ``us[c]`` (all zero on
+        entry); leaves in ``l1s[c]``/``l2s[c]`` the S1/S2 tails since the chunk's
+        last stratum start, and in ``res[c]`` (ll, alpha, beta0).
+
+        The S2-type Hessian terms sum_g c_g S2_g are summed by parts into one
+        weighted Gram matrix sum_k r_k W_k x_k x_k^T (W_k: the sum of c_g over the
+        groups whose risk set holds row k, within the chunk), and the rank-one
+        terms of all event groups are batched; both are then formed as dot
+        products over a transposed copy of the chunk, which vectorise, instead of
+        p x p updates per row.
+        """
+        p = X.shape[1]
+        has_w = w.size > 0
+        a1 = np.empty(p)
+        ls = np.empty(p)
+        as_ = np.empty(p)
+        width = 0
+        for c in range(c_lo, c_hi):
+            width = max(width, chunk_start[c + 1] - chunk_start[c])
+        hcols = width if need_h else 0
+        XT = np.empty((p, hcols))
+        MT = np.empty((p, hcols))
+        rw = np.empty(hcols)
+        rl = np.empty(hcols)
+        gv = np.empty(hcols)
+        ones = np.empty(hcols)
+        for k in range(hcols):
+            ones[k] = 1.0
+        for c in range(c_lo, c_hi):
+            lo = chunk_start[c]
+            hi = chunk_start[c + 1]
+            nrow = hi - lo
+            l1 = l1s[c]
+            grad = grads[c]
+            info = infos[c]
+            u = us[c]
+            s0_carry = c0[c]
             if need_h:
-                rl[k - lo] = rk
-                for a in range(p):
-                    XT[a, k - lo] = X[k, a]
-            wk = w[k] if has_w else 1.0
-            if event[k] != 0 and wk > 0.0:  # a row of zero weight is as if absent
-                m += 1
-                dw += wk
-                for a in range(p):
-                    grad[a] += wk * X[k, a]
-                if efron:
-                    if m == 1:
-                        A = rk
-                        for a in range(p):
-                            a1[a] = rk * X[k, a]
-                    else:
-                        A += rk
-                        for a in range(p):
-                            a1[a] += rk * X[k, a]
-        if m > 0:
-            # Everything is scaled by 1/S0 so that tiny risk-set sums (eta far below
-            # the stratum's shift) never square into underflow: ls = S1/S0,
-            # as_ = A1/S0, and the Efron weights are sums over d_l / S0 in (1/m, 1].
-            inv = 1.0 / S0
-            q0 = s0_carry * inv
-            for a in range(p):
-                ls[a] = l1[a] * inv
-            tied = efron and m > 1
-            if not tied:
-                ab0 = dw
-                ae1 = 0.0
-                bb0 = dw
-                bb1 = 0.0
-                bb2 = 0.0
-                ll -= dw * np.log(S0)
-            else:
-                for a in range(p):
-                    as_[a] = a1[a] * inv
-                wt = dw / m
-                fa = A * inv
-                ab0 = 0.0
-                ae1 = 0.0
-                bb0 = 0.0
-                bb1 = 0.0
-                bb2 = 0.0
-                for q in range(m):
-                    f = q / m
-                    dl = 1.0 - f * fa
-                    t1 = wt / dl
-                    ab0 += t1
-                    ae1 += t1 * f
-                    t2 = t1 / dl
-                    bb0 += t2
-                    bb1 += t2 * f
-                    bb2 += t2 * f * f
-                    ll -= wt * np.log(S0 - f * A)
-            for a in range(p):
-                grad[a] -= ls[a] * ab0
-            if tied:
-                for a in range(p):
-                    grad[a] += as_[a] * ae1
-            if need_h:
-                # S2 term (inv*ab0) S2_g, by parts; Efron's -(inv*ae1) A2_g on event rows
-                gv[j - 1 - lo] = inv * ab0
-                if tied:
-                    c = inv * ae1
-                    for k in range(i, j):
-                        if event[k] != 0:
-                            rw[k - lo] -= c * r[k]
-                # rank-one term bb0 * ls ls^T, batched
-                sq = np.sqrt(bb0)
-                for a in range(p):
-                    MT[a, ng] = sq * ls[a]
-                ng += 1
-                if tied:
-                    if full:
-                        for a in range(p):
-                            la = ls[a]
-                            aa = as_[a]
-                            for b in range(a, p):
-                                info[a, b] += (la * as_[b] + aa * ls[b]) * bb1 - aa * as_[b] * bb2
-                    else:
-                        for a in range(p):
-                            la = ls[a]
-                            aa = as_[a]
-                            info[a, a] += 2.0 * la * aa * bb1 - aa * aa * bb2
-            if first_seg and q0 > 0.0:
-                # corrections for the S1/S2 carries, scaled by the S0 carry C0:
-                # alpha = C0 sum a0, beta0 = C0^2 sum b0, u = C0 sum (b0 S1 - b1 A1)
-                alpha += ab0 * q0
-                beta0 += bb0 * q0 * q0
-                for a in range(p):
-                    u[a] += bb0 * q0 * ls[a]
-                if tied:
+                for k in range(nrow):
+                    rw[k] = 0.0
+                    gv[k] = 0.0
+            S0 = s0_carry
+            ll = 0.0
+            alpha = 0.0
+            beta0 = 0.0
+            first_seg = True
+            last_start = lo
+            ng = 0
+            i = lo
+            while i < hi:
+                if i > lo and (flags[i] & FLAG_STRATUM) != 0:
+                    S0 = 0.0
                     for a in range(p):
-                        u[a] -= bb1 * q0 * as_[a]
-        i = j
-    l2_out[:, :] = 0.0
-    if need_h:
-        # suffix sums of the group values within each stratum segment of the chunk
-        acc = 0.0
-        for k in range(nrow - 1, -1, -1):
-            acc += gv[k]
-            rw[k] += r[lo + k] * acc
-            if (flags[lo + k] & FLAG_STRATUM) != 0:
+                        l1[a] = 0.0
+                    first_seg = False
+                    last_start = i
+                j = i + 1
+                while j < hi and (flags[j] & FLAG_GROUP) == 0:
+                    j += 1
+                m = 0
+                dw = 0.0
+                A = 0.0
+                for k in range(i, j):
+                    rk = r[k]
+                    S0 += rk
+                    for a in range(p):
+                        l1[a] += rk * X[k, a]
+                    if need_h:
+                        rl[k - lo] = rk
+                        for a in range(p):
+                            XT[a, k - lo] = X[k, a]
+                    wk = w[k] if has_w else 1.0
+                    if event[k] != 0 and wk > 0.0:  # a row of zero weight is as if absent
+                        m += 1
+                        dw += wk
+                        for a in range(p):
+                            grad[a] += wk * X[k, a]
+                        if efron:
+                            if m == 1:
+                                A = 0.0
+                                for a in range(p):
+                                    a1[a] = 0.0
+                            A += rk
+                            for a in range(p):
+                                a1[a] += rk * X[k, a]
+                if m > 0:
+                    # Everything is scaled by 1/S0 so that tiny risk-set sums (eta far
+                    # below the stratum's shift) never square into underflow: ls = S1/S0,
+                    # as_ = A1/S0, and the Efron weights are sums over d_l / S0 in (1/m, 1].
+                    inv = 1.0 / S0
+                    q0 = s0_carry * inv
+                    for a in range(p):
+                        ls[a] = l1[a] * inv
+                    ab0 = dw
+                    ae1 = 0.0
+                    bb0 = dw
+                    bb1 = 0.0
+                    bb2 = 0.0
+                    tied = False
+                    if efron:
+                        tied = m > 1
+                    if not tied:
+                        ll -= dw * np.log(S0)
+                    else:
+                        for a in range(p):
+                            as_[a] = a1[a] * inv
+                        wt = dw / m
+                        fa = A * inv
+                        ab0 = 0.0
+                        bb0 = 0.0
+                        for q in range(m):
+                            f = q / m
+                            dl = 1.0 - f * fa
+                            t1 = wt / dl
+                            ab0 += t1
+                            ae1 += t1 * f
+                            t2 = t1 / dl
+                            bb0 += t2
+                            bb1 += t2 * f
+                            bb2 += t2 * f * f
+                            ll -= wt * np.log(S0 - f * A)
+                    for a in range(p):
+                        grad[a] -= ls[a] * ab0
+                    if efron and tied:
+                        for a in range(p):
+                            grad[a] += as_[a] * ae1
+                    if need_h:
+                        # S2 term (inv*ab0) S2_g, by parts; Efron's -(inv*ae1) A2_g on
+                        # event rows
+                        gv[j - 1 - lo] = inv * ab0
+                        # rank-one term bb0 * ls ls^T, batched
+                        sq = np.sqrt(bb0)
+                        for a in range(p):
+                            MT[a, ng] = sq * ls[a]
+                        ng += 1
+                        if efron and tied:
+                            cc = inv * ae1
+                            for k in range(i, j):
+                                if event[k] != 0:
+                                    rw[k - lo] -= cc * r[k]
+                            for a in range(p):
+                                la = ls[a]
+                                aa = as_[a]
+                                for b in range(a, p if full else a + 1):
+                                    info[a, b] += ((la * as_[b] + aa * ls[b]) * bb1
+                                                   - aa * as_[b] * bb2)
+                    if first_seg and q0 > 0.0:
+                        # corrections for the S1/S2 carries, scaled by the S0 carry C0:
+                        # alpha = C0 sum a0, beta0 = C0^2 sum b0, u = C0 sum (b0 S1 - b1 A1)
+                        alpha += ab0 * q0
+                        beta0 += bb0 * q0 * q0
+                        for a in range(p):
+                            u[a] += bb0 * q0 * ls[a]
+                        if efron and tied:
+                            for a in range(p):
+                                u[a] -= bb1 * q0 * as_[a]
+                i = j
+            if need_h:
+                # suffix sums of the group values within each stratum segment of the chunk
                 acc = 0.0
-        t0 = last_start - lo
-        # tiles of rows keep the p columns of a tile in cache across the p^2 products
-        bend = p if full else 1
-        for a in range(p):
-            xa = XT[a]
-            for b in range(a, a + bend if a + bend < p else p):
-                xb = XT[b]
-                info[a, b] += _wdot(rw, xa, xb, 0, nrow) - _dot2(MT[a], MT[b], 0, ng)
-                l2_out[a, b] = _wdot(rl, xa, xb, t0, nrow)
-    l1_out[:] = l1
-    grad_out[:] = grad
-    info_out[:, :] = info
-    u_out[:] = u
-    return ll, alpha, beta0
+                for k in range(nrow - 1, -1, -1):
+                    acc += gv[k]
+                    rw[k] += r[lo + k] * acc
+                    if (flags[lo + k] & FLAG_STRATUM) != 0:
+                        acc = 0.0
+                t0 = last_start - lo
+                zero = 0
+                l2 = l2s[c]
+                for a in range(p):
+                    xa = XT[a]
+                    for b in range(a, p if full else a + 1):
+                        xb = XT[b]
+                        info[a, b] += (_wdot(rw, xa, xb, zero, nrow)
+                                       - _wdot(ones, MT[a], MT[b], zero, ng))
+                        l2[a, b] = _wdot(rl, xa, xb, t0, nrow)
+            res[c, 0] = ll
+            res[c, 1] = alpha
+            res[c, 2] = beta0
+
+    return fused_chunks
 
 
-@njit(parallel=True, cache=True)
+# Each variant is compiled on its first call only.
+_FUSED = {(BRESLOW, False): _make_fused_chunks(False, False),
+          (BRESLOW, True): _make_fused_chunks(False, True),
+          (EFRON, False): _make_fused_chunks(True, False),
+          (EFRON, True): _make_fused_chunks(True, True)}
+
+
 def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
               carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess, out_seg):
     """Log partial likelihood, gradient and Hessian of one block; see the module docstring.
@@ -428,168 +490,123 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
     tail0 = np.empty(nc)
     had = np.empty(nc, dtype=np.bool_)
     lle = np.empty(nc)
-    for c in prange(nc):
-        t, h, e = _rates_chunk(eta, w, event, flags, shift, chunk_start[c],
-                               chunk_start[c + 1], chunk_stratum[c], r)
-        tail0[c] = t
-        had[c] = h
-        lle[c] = e
-    # S0 carries: a segmented exclusive scan over the chunks.
+    run_chunks(_rates_chunks, nc, eta, w, event, flags, shift, chunk_start, chunk_stratum, r,
+               tail0, had, lle)
+    # S0 carries: a segmented exclusive scan over the chunks (nc is small)
     c0 = np.empty(nc)
-    run = carry_s0[0]
-    for c in range(nc):
-        if (flags[chunk_start[c]] & FLAG_STRATUM) != 0:
+    run = float(carry_s0[0])
+    starts = (flags[chunk_start[:nc]] & FLAG_STRATUM).tolist()
+    for c, (st, t, h) in enumerate(zip(starts, tail0.tolist(), had.tolist(), strict=True)):
+        if st:
             run = 0.0
         c0[c] = run
-        run = tail0[c] if had[c] else run + tail0[c]
+        run = t if h else run + t
     carry_s0[0] = run
-
     l1 = np.zeros((nc, p))
     l2 = np.zeros((nc, p, p))
     g = np.zeros((nc, p))
     info = np.zeros((nc, p, p))
     u = np.zeros((nc, p))
-    llc = np.empty(nc)
-    alpha = np.empty(nc)
-    beta0 = np.empty(nc)
-    for c in prange(nc):
-        a, b, d = _fused_chunk(X, r, w, event, flags, chunk_start[c], chunk_start[c + 1],
-                               c0[c], ties, hess_mode, l1[c], l2[c], g[c], info[c], u[c])
-        llc[c] = a
-        alpha[c] = b
-        beta0[c] = d
-
-    # Serial combine in chunk order: add the S1/S2 carries through the corrections.
-    C1 = np.empty(p)
-    C2 = np.zeros((p, p))
-    for a in range(p):
-        C1[a] = carry_s1[a]
-        if hess_mode == HESS_FULL:
-            for b in range(a, p):
-                C2[a, b] = carry_s2[a, b]
-        elif hess_mode == HESS_DIAG:
-            C2[a, a] = carry_s2[a, a]
-    ll = 0.0
-    G = np.zeros(p)
-    H = np.zeros((p, p))
-    # the carry-in's share of the corrections, over the chunks of the first stratum
-    # segment: chunk c sees the carry C1_in + P1 (P1: the block's own S1 before c)
-    in_first = True
-    seg_alpha = 0.0
-    seg_beta0 = 0.0
-    seg_u = np.zeros(p)
-    P1 = np.zeros(p)
-    for c in range(nc):
-        if (flags[chunk_start[c]] & FLAG_STRATUM) != 0:
-            C1[:] = 0.0
-            C2[:, :] = 0.0
-            in_first = False
-        ll += llc[c] + lle[c]
-        al = alpha[c]
-        be = beta0[c]
-        # the corrections were scaled by the chunk's S0 carry; scale the carries back
-        sc = 1.0 / c0[c] if c0[c] > 0.0 else 0.0
-        if in_first:
-            seg_alpha += sc * al
-            seg_beta0 += sc * sc * be
-            for a in range(p):
-                seg_u[a] += sc * u[c, a] + sc * sc * be * P1[a]
-            if had[c]:
-                in_first = False
-            else:
-                for a in range(p):
-                    P1[a] += l1[c, a]
-        for a in range(p):
-            G[a] += g[c, a] - C1[a] * sc * al
-        if hess_mode == HESS_FULL:
-            for a in range(p):
-                m1a = C1[a] * sc
-                for b in range(a, p):
-                    m1b = C1[b] * sc
-                    H[a, b] += (info[c, a, b] + C2[a, b] * sc * al - m1a * m1b * be
-                                - m1a * u[c, b] - u[c, a] * m1b)
-        elif hess_mode == HESS_DIAG:
-            for a in range(p):
-                m1a = C1[a] * sc
-                H[a, a] += (info[c, a, a] + C2[a, a] * sc * al - m1a * m1a * be
-                            - 2.0 * m1a * u[c, a])
-        if had[c]:
-            for a in range(p):
-                C1[a] = l1[c, a]
-            C2[:, :] = l2[c]
-        else:
-            for a in range(p):
-                C1[a] += l1[c, a]
-            C2 += l2[c]
-    out_ll[0] = ll
-    out_seg[0] = seg_alpha
-    out_seg[1] = seg_beta0
-    for a in range(p):
-        out_seg[2 + a] = seg_u[a]
-        out_grad[a] = G[a]
-        carry_s1[a] = C1[a]
-        for b in range(p):
-            out_hess[a, b] = 0.0
-    if hess_mode == HESS_FULL:
-        for a in range(p):
-            for b in range(a, p):
-                out_hess[a, b] = -H[a, b]
-                out_hess[b, a] = -H[a, b]
-                carry_s2[a, b] = C2[a, b]
-                carry_s2[b, a] = C2[a, b]
-    elif hess_mode == HESS_DIAG:
-        for a in range(p):
-            out_hess[a, a] = -H[a, a]
-            carry_s2[a, a] = C2[a, a]
+    res = np.empty((nc, 3))
+    run_chunks(_FUSED[int(ties), hess_mode != HESS_NONE], nc, X, r, w, event, flags,
+               chunk_start, c0, hess_mode == HESS_FULL, l1, l2, g, info, u, res)
+    _combine(flags[chunk_start[:nc]] & FLAG_STRATUM != 0, hess_mode, carry_s1, carry_s2, c0,
+             had, lle, res, l1, l2, g, info, u, out_ll, out_grad, out_hess, out_seg)
 
 
-@njit(parallel=True, cache=True)
+def _segmented_carries(starts, had, carry_in, tails):
+    """The carries each chunk sees: S1 (or S2) of the rows before it in its stratum.
+
+    ``tails[c]`` is chunk ``c``'s sum since its last stratum start (the whole chunk
+    when ``had[c]`` is False); ``starts[c]``: the chunk's first row starts a
+    stratum. Running sums per run of chunks, never a total minus a prefix.
+    """
+    nc = tails.shape[0]
+    after = np.empty_like(tails)
+    heads = np.flatnonzero(had).tolist()
+    bounds = [0] + [h for h in heads if h > 0] + [nc]
+    for k in range(len(bounds) - 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        np.cumsum(tails[lo:hi], axis=0, out=after[lo:hi])
+        if lo == 0 and not had[0] and not starts[0]:
+            after[lo:hi] += carry_in
+    before = np.empty_like(tails)
+    before[0] = 0.0 if starts[0] else carry_in
+    before[1:] = after[:-1]
+    before[starts] = 0.0
+    return before, after[-1]
+
+
+def _combine(starts, hess_mode, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g, info, u,
+             out_ll, out_grad, out_hess, out_seg):
+    """Add the S1/S2 carries to the chunks' results through the corrections; sum them."""
+    nc, p = l1.shape
+    C1, carry_s1[:] = _segmented_carries(starts, had, carry_s1, l1)
+    with np.errstate(divide="ignore"):
+        sc = np.where(c0 > 0.0, 1.0 / c0, 0.0)  # the corrections were scaled by the S0 carry
+    al = res[:, 1] * sc
+    with np.errstate(over="ignore", invalid="ignore"):
+        be = res[:, 2] * sc * sc
+    out_ll[0] = res[:, 0].sum() + lle.sum()
+    out_grad[:] = g.sum(axis=0) - al @ C1
+    # the carry-in's share: chunks of the first stratum segment, each of which sees the
+    # carry C1_in + P1 (P1: the block's own S1 before it)
+    first = np.flatnonzero(starts[1:] | had[:-1])
+    nfirst = 0 if starts[0] else (int(first[0]) + 1 if first.size else nc)
+    P1 = np.zeros((nfirst, p))
+    if nfirst > 1:
+        np.cumsum(l1[:nfirst - 1], axis=0, out=P1[1:])
+    out_seg[0] = al[:nfirst].sum()
+    out_seg[1] = be[:nfirst].sum()
+    out_seg[2:] = sc[:nfirst] @ u[:nfirst] + be[:nfirst] @ P1
+    out_hess[:, :] = 0.0
+    if hess_mode == HESS_NONE:
+        return
+    c2_in = carry_s2 if hess_mode == HESS_FULL else np.diag(np.diag(carry_s2))
+    C2, c2_out = _segmented_carries(starts, had, np.triu(c2_in), l2)
+    m1 = C1 * sc[:, None]  # scaled first: C1 is of the order of the S0 carry
+    su = m1.T @ u
+    H = np.triu(info.sum(axis=0) + np.tensordot(al, C2, axes=1)
+                - (m1 * res[:, 2:3]).T @ m1 - su - su.T)
+    if hess_mode == HESS_DIAG:
+        d = np.diag(H)
+        np.fill_diagonal(out_hess, -d)
+        np.fill_diagonal(carry_s2, np.diag(c2_out))
+        return
+    out_hess[:, :] = -(H + np.triu(H, 1).T)
+    carry_s2[:, :] = c2_out + np.triu(c2_out, 1).T
+
+
 def gather_rows(X, order, center, out):
-    """``out[i] = X[order[i]] - center`` in parallel (a centred, permuted copy)."""
-    n = order.size
-    p = X.shape[1]
-    for i in prange(n):
-        k = order[i]
-        for j in range(p):
-            out[i, j] = X[k, j] - center[j]
+    """``out[i] = X[order[i]] - center`` (a centred, permuted copy)."""
+    np.take(X, order, axis=0, out=out, mode="clip")  # "raise" would buffer a copy
+    out -= center
 
 
-@njit(cache=True)
 def tie_flags(time, strata, flags):
     """Fill ``flags`` for rows sorted by stratum then time; ``strata`` may be empty."""
     n = time.size
-    has_s = strata.size > 0
-    for i in range(n):
-        f = 0
-        if i == 0:
-            f = FLAG_GROUP | FLAG_STRATUM
-        elif has_s and strata[i] != strata[i - 1]:
-            f = FLAG_GROUP | FLAG_STRATUM
-        elif time[i] != time[i - 1]:
-            f = FLAG_GROUP
-        flags[i] = f
+    if n == 0:
+        return
+    flags[0] = FLAG_GROUP | FLAG_STRATUM
+    np.multiply(time[1:] != time[:-1], FLAG_GROUP, out=flags[1:], casting="unsafe")
+    if strata.size > 0:
+        new = strata[1:] != strata[:-1]
+        flags[1:][new] = FLAG_GROUP | FLAG_STRATUM
 
 
-@njit(parallel=True, cache=True)
 def first_nonfinite_row(X):
-    """Return the first row of ``X`` (n, p) holding a NaN or an infinity, or -1."""
-    n = X.shape[0]
-    p = X.shape[1]
-    nb = 64
-    step = (n + nb - 1) // nb
-    found = np.full(nb, -1, dtype=np.int64)
-    for b in prange(nb):
-        lo = b * step
-        hi = min(n, lo + step)
-        for i in range(lo, hi):
-            ok = True
-            for j in range(p):
-                if not np.isfinite(X[i, j]):
-                    ok = False
-            if not ok:
-                found[b] = i
-                break
-    for b in range(nb):
-        if found[b] >= 0:
-            return found[b]
+    """Return the first row of ``X`` (n, p) float64 holding a NaN or an infinity, or -1.
+
+    One matrix-vector product finds the candidates (a NaN or an infinity makes
+    its row's sum non-finite; finite rows whose sum overflows are checked again).
+    """
+    n, p = X.shape
+    if n == 0 or p == 0:
+        return -1
+    cand = np.flatnonzero(~np.isfinite(X @ np.ones(p)))
+    if cand.size:
+        bad = cand[~np.isfinite(X[cand]).all(axis=1)]
+        if bad.size:
+            return int(bad[0])
     return -1

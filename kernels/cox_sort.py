@@ -2,124 +2,92 @@
 
 NumPy's argsort of 1e7 float64 keys takes seconds on these machines; an LSD radix
 sort over 11-bit digits with per-block histograms runs its passes in parallel and
-skips the digits on which all keys agree.
+skips the digits on which all keys agree. The two compiled steps of a pass
+(histogram, scatter) are one small ``nogil`` Numba function run on the Numba
+thread count by :func:`graphpar.kernels.cox.run_chunks`; the rest is NumPy, so a
+cold cache compiles little.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from .cox import run_chunks
 
 _BITS = 11
 _RADIX = 1 << _BITS
-_MASK = np.uint64(_RADIX - 1)
 _NEG_ZERO = np.uint64(1 << 63)
 
 
-@njit(parallel=True, cache=True)
-def _pass(keys, idx, keys_out, idx_out, shift, nblocks):
-    """One stable counting-sort pass on the digit ``(keys >> shift) & _MASK``.
-
-    Returns False (and leaves the outputs untouched) when every key has the same
-    digit, so the pass can be skipped.
-    """
+@njit(cache=True, nogil=True)
+def _digit_blocks(b_lo, b_hi, keys, idx, keys_out, idx_out, shift, step, hist, scatter):
+    """Blocks ``[b_lo, b_hi)`` of ``step`` keys: count the digit ``(key >> shift) & mask``
+    into ``hist[b]`` or, with ``scatter``, move each key to the position ``hist[b]``
+    holds for its digit (stably)."""
     n = keys.size
-    step = (n + nblocks - 1) // nblocks
-    hist = np.zeros((nblocks, _RADIX), dtype=np.int64)
-    for b in prange(nblocks):
+    mask = np.uint64(_RADIX - 1)
+    for b in range(b_lo, b_hi):
         lo = b * step
         hi = min(n, lo + step)
         h = hist[b]
-        for i in range(lo, hi):
-            h[(keys[i] >> shift) & _MASK] += 1
-    total = np.zeros(_RADIX, dtype=np.int64)
-    for b in range(nblocks):
-        for d in range(_RADIX):
-            total[d] += hist[b, d]
-    for d in range(_RADIX):
-        if total[d] == n:
-            return False
-    run = 0
-    for d in range(_RADIX):
-        for b in range(nblocks):
-            c = hist[b, d]
-            hist[b, d] = run
-            run += c
-    for b in prange(nblocks):
-        lo = b * step
-        hi = min(n, lo + step)
-        pos = hist[b]
-        for i in range(lo, hi):
-            d = (keys[i] >> shift) & _MASK
-            q = pos[d]
-            keys_out[q] = keys[i]
-            idx_out[q] = idx[i]
-            pos[d] = q + 1
-    return True
+        if scatter:
+            for i in range(lo, hi):
+                d = (keys[i] >> shift) & mask
+                q = h[d]
+                keys_out[q] = keys[i]
+                idx_out[q] = idx[i]
+                h[d] = q + 1
+        else:
+            for i in range(lo, hi):
+                h[(keys[i] >> shift) & mask] += 1
 
 
-@njit(cache=True)
 def _radix(keys, idx, nbits, nblocks):
+    """Stable LSD radix sort of ``keys`` (uint64) carrying ``idx``; only the low ``nbits``."""
     n = keys.size
+    step = (n + nblocks - 1) // nblocks
     k2 = np.empty(n, dtype=np.uint64)
     i2 = np.empty(n, dtype=np.int64)
-    shift = 0
-    while shift < nbits:
-        if _pass(keys, idx, k2, i2, np.uint64(shift), nblocks):
-            keys, k2 = k2, keys
-            idx, i2 = i2, idx
-        shift += _BITS
+    hist = np.empty((nblocks, _RADIX), dtype=np.int64)
+    for shift in range(0, nbits, _BITS):
+        hist[:] = 0
+        run_chunks(_digit_blocks, nblocks, keys, idx, k2, i2, np.uint64(shift), step, hist,
+                   False)
+        if np.any(hist.sum(axis=0) == n):
+            continue  # every key has this digit
+        # exclusive prefix over (digit, block): where block b's keys of digit d start
+        flat = hist.T.ravel()
+        start = np.cumsum(flat) - flat
+        hist[:] = start.reshape(_RADIX, nblocks).T
+        run_chunks(_digit_blocks, nblocks, keys, idx, k2, i2, np.uint64(shift), step, hist,
+                   True)
+        keys, k2 = k2, keys
+        idx, i2 = i2, idx
     return keys, idx
 
 
-@njit(parallel=True, cache=True)
-def _load_time(tbits, idx, keys):
-    for i in prange(idx.size):
-        b = tbits[idx[i]]
-        if b == _NEG_ZERO:
-            b = np.uint64(0)
-        keys[i] = ~b
-
-
-@njit(parallel=True, cache=True)
-def _load_strata(codes, idx, keys):
-    for i in prange(idx.size):
-        keys[i] = np.uint64(codes[idx[i]])
-
-
-@njit(cache=True)
-def _timefix(time, idx, tol, out):
+def _timefix(time, idx, tol):
     """R's ``aeqSurv``: merge sorted unique times closer than ``tol`` (absolute, or
     relative to the mean of the unique times) into the smallest of each run.
 
-    ``idx`` orders ``time`` descending. Fills ``out`` (original row order) and
-    returns True when any time moved.
+    ``idx`` orders ``time`` descending. Returns the times in the original row
+    order, or None when no time moved.
     """
-    n = idx.size
-    total = 0.0
-    count = 0
-    prev = -1.0
-    for i in range(n - 1, -1, -1):
-        t = time[idx[i]]
-        if count == 0 or t != prev:
-            total += abs(t)
-            count += 1
-            prev = t
-    mean = total / count if count > 0 else 1.0
-    moved = False
-    cut = 0.0
-    prev = 0.0
-    for i in range(n - 1, -1, -1):
-        t = time[idx[i]]
-        if i == n - 1:
-            cut = t
-        elif t != prev:
-            dy = t - prev
-            if dy <= tol or dy / mean <= tol:
-                moved = True
-            else:
-                cut = t
-        prev = t
-        out[idx[i]] = cut
-    return moved
+    ts = time[idx[::-1]]  # ascending
+    new = np.empty(ts.size, dtype=bool)
+    new[0] = True
+    np.not_equal(ts[1:], ts[:-1], out=new[1:])
+    u = ts[new]
+    mean = np.abs(u).sum() / u.size
+    dy = np.diff(u)
+    merged = (dy <= tol) | (dy / mean <= tol)
+    if not merged.any():
+        return None
+    keep = np.arange(u.size)
+    keep[1:][merged] = 0
+    cut = u[np.maximum.accumulate(keep)]  # each unique time's run's smallest
+    out = np.empty_like(time)
+    out[idx[::-1]] = cut[np.cumsum(new) - 1]
+    return out
 
 
 def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0):
@@ -132,16 +100,17 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0):
     """
     n = time.size
     tbits = np.ascontiguousarray(time, dtype=np.float64).view(np.uint64)
+    # nonnegative floats order as their bit patterns; ~ makes the order descending
+    keys = np.where(tbits == _NEG_ZERO, np.uint64(0), tbits)
+    np.invert(keys, out=keys)
     idx = np.arange(n, dtype=np.int64)
-    keys = np.empty(n, dtype=np.uint64)
-    _load_time(tbits, idx, keys)
     keys, idx = _radix(keys, idx, 64, nblocks)
     if timefix > 0 and n > 0:
-        fixed = np.empty(n)
-        if _timefix(time, idx, timefix, fixed):
+        fixed = _timefix(time, idx, timefix)
+        if fixed is not None:
             time = fixed
     if codes is not None and nstrata > 1:
-        _load_strata(codes, idx, keys)
+        keys = np.asarray(codes, dtype=np.int64)[idx].view(np.uint64)
         nbits = int(nstrata - 1).bit_length()
         keys, idx = _radix(keys, idx, nbits, nblocks)
     return idx, time
