@@ -4,7 +4,10 @@ The log partial likelihood, its gradient and its Hessian are computed by the
 parallel prefix-scan kernels of :mod:`graphpar.kernels.cox` on rows sorted once
 by (stratum, time descending); :class:`CoxPH` maximises it by Newton-Raphson
 with step halving. Results agree with R's ``survival::coxph`` (Breslow and
-Efron ties, strata, case weights, offsets, ridge penalty).
+Efron ties, strata, case weights, offsets, ridge penalty). After the fit the
+baseline hazard of each stratum is computed as R's ``survfit.coxph`` computes
+it (:mod:`graphpar._cox_baseline`), and the ``predict_*`` methods give
+cumulative hazards, survival curves, medians and partial hazards of new rows.
 
 The public names are re-exported by :mod:`graphpar` (``graphpar.CoxPH``,
 ...). :class:`graphpar.mpi.CoxPH` is the same estimator on rows spread across
@@ -22,7 +25,15 @@ import scipy.linalg
 from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 
-from graphpar._cox_problem import CoxProblem, tie_code
+from graphpar._cox_baseline import (
+    BaselineHazard,
+    Curve,
+    baseline_from_groups,
+    centred_eta,
+    group_sums,
+    strata_shift,
+)
+from graphpar._cox_problem import TIMEFIX_TOL, CoxProblem, tie_code
 from graphpar._validation import (
     check_cox_arrays,
     check_cox_event,
@@ -33,6 +44,7 @@ from graphpar._validation import (
 __all__ = [
     "CoxPH",
     "CoxSummary",
+    "Curve",
     "ConvergenceWarning",
     "MonotoneLikelihoodWarning",
     "concordance_index",
@@ -179,6 +191,21 @@ class CoxPH:
         Whether the convergence test passed.
     feature_names_in_ : list of str
         Covariate names (DataFrame columns, ``feature_names``, or ``x0, x1, ...``).
+    means_ : ndarray (p,)
+        The unweighted column means of the training ``X``: the covariates of the
+        baseline row, and the centring of :meth:`predict_partial_hazard` (as
+        lifelines centres; R's ``fit$means`` puts 0/1 columns at 0 instead).
+    baseline_cumulative_hazard_ : dict
+        ``{stratum label: Curve(time, value)}``, one entry per stratum in label
+        order, with the single key ``None`` for an unstratified fit: the
+        cumulative hazard of a row at ``means_`` (offset 0) at each distinct
+        time of the stratum (events and censored rows; near ties merged when
+        ``timefix``), ascending; it holds until the next time, and is 0 before
+        the first. Breslow increments for ``ties="breslow"``, Efron's
+        correction for ``ties="efron"``, as R's ``survfit.coxph``.
+        :class:`Curve` is a named tuple: ``time, value = curve``.
+    baseline_survival_ : dict
+        The same layout, with ``exp(-cumulative hazard)``.
 
     See Also
     --------
@@ -193,6 +220,9 @@ class CoxPH:
     >>> model = CoxPH().fit(X, t, np.ones(2000, dtype=bool))
     >>> np.round(model.coef_, 1)
     array([ 0.5, -1. ])
+    >>> curve = model.predict_survival_function([[0.0, 0.0]], times=[0.5, 1.0])
+    >>> curve.value.shape  # (times, rows)
+    (2, 1)
     """
 
     def __init__(self, ties: str = "efron", penalizer: float = 0.0, tol: float = 1e-9,
@@ -219,7 +249,7 @@ class CoxPH:
     def fit(self, X: ArrayLike, time: ArrayLike, event: ArrayLike,
             strata: ArrayLike | None = None, weights: ArrayLike | None = None,
             offset: ArrayLike | None = None, *,
-            feature_names: list[str] | None = None) -> CoxPH:
+            feature_names: list[str] | None = None, progress: bool | None = False) -> CoxPH:
         """Fit the model; return ``self``.
 
         Parameters
@@ -240,11 +270,14 @@ class CoxPH:
             Added to the linear predictor with coefficient 1.
         feature_names : sequence of str, optional
             Covariate names (overrides a DataFrame's columns).
+        progress : bool or None, default False
+            Report the Newton steps (:func:`graphpar.progress.progress`): True
+            on stderr, None when the ``"graphpar"`` logger has an INFO handler.
 
         Returns
         -------
         CoxPH
-            The fitted model.
+            The fitted model, with its baseline hazard.
 
         Raises
         ------
@@ -267,9 +300,19 @@ class CoxPH:
         self._check_params()
         arrays = check_cox_arrays(X, time, event, strata, weights, offset,
                                   feature_names=feature_names)
-        return self._fit_problem(CoxProblem(arrays, self.ties, bool(self.timefix)))
+        problem = CoxProblem(arrays, self.ties, bool(self.timefix))
+        self._fit_problem(problem, progress)
+        self._set_baseline(_serial_baseline(arrays, problem, self.coef_, self.ties,
+                                            bool(self.timefix)))
+        return self
 
-    def _fit_problem(self, problem) -> CoxPH:
+    def _set_baseline(self, baseline: BaselineHazard) -> None:
+        self._baseline = baseline
+        self.means_ = baseline.means
+        self.baseline_cumulative_hazard_ = baseline.cumulative_hazard()
+        self.baseline_survival_ = baseline.survival()
+
+    def _fit_problem(self, problem, progress: bool | None = False) -> CoxPH:
         """Run the Newton iterations on a prepared problem; return ``self``.
 
         ``problem`` is a :class:`graphpar._cox_problem.CoxProblem` or anything
@@ -283,12 +326,18 @@ class CoxPH:
         """
         self.feature_names_in_ = list(problem.feature_names)
         self.n_features_in_ = problem.p
-        self._newton(problem)
+        self._newton(problem, progress)
         self.n_samples_ = problem.n_samples
         self.n_events_ = problem.n_events
         return self
 
-    def _newton(self, prob) -> None:
+    def _newton(self, prob, progress: bool | None = False) -> None:
+        from graphpar.progress import progress as report
+
+        with report(None, "cox: Newton steps", unit="step", enabled=progress) as bar:
+            self._newton_steps(prob, bar)
+
+    def _newton_steps(self, prob, bar) -> None:
         p = prob.p
         pen = float(self.penalizer)
         eye = np.eye(p)
@@ -327,6 +376,8 @@ class CoxPH:
                 break
             beta = trial
             ll, llp, g, h = new
+            bar.update(1)
+            bar.set_postfix(f"loglik {ll:.10g}")
             if done:
                 converged = True
                 break
@@ -348,11 +399,11 @@ class CoxPH:
                     f"CoxPH: the log-likelihood keeps increasing as the coefficient of {names} "
                     "grows: the covariate separates the events (monotone likelihood), so its "
                     "coefficient is running to infinity and its estimate and standard error "
-                    "are not meaningful", MonotoneLikelihoodWarning, stacklevel=4)
+                    "are not meaningful", MonotoneLikelihoodWarning, stacklevel=5)
         if not converged and not runaway:
             why = ("step halving could not increase the log-likelihood" if stalled
                    else f"no convergence in max_iter={self.max_iter} Newton steps")
-            warnings.warn(f"CoxPH: {why}", ConvergenceWarning, stacklevel=4)
+            warnings.warn(f"CoxPH: {why}", ConvergenceWarning, stacklevel=5)
         self.coef_ = beta
         self.var_ = var
         self.se_ = np.sqrt(np.maximum(np.diag(var), 0.0))
@@ -414,6 +465,163 @@ class CoxPH:
         if offset is not None:
             eta = eta + check_cox_vector(offset, "offset", X.shape[0])
         return np.exp(eta)
+
+    # ------------------------------------------------------------------ prediction
+    def _fitted_baseline(self) -> BaselineHazard:
+        self._check_fitted()
+        return self._baseline
+
+    def predict_log_partial_hazard(self, X: ArrayLike,
+                                   offset: ArrayLike | None = None) -> np.ndarray:
+        """Return ``(X - means_) @ coef_ + offset`` of each row (lifelines' centring).
+
+        Parameters
+        ----------
+        X : array_like or pandas DataFrame, shape (n, p)
+            Covariates, in the columns of the fit.
+        offset : array_like (n,), optional
+            Added to the linear predictor (for models fitted with an offset).
+
+        Returns
+        -------
+        ndarray (n,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> float(m.predict_log_partial_hazard([[1.0]])[0])  # the mean row
+        0.0
+        """
+        return self._fitted_baseline().eta(X, offset)
+
+    def predict_partial_hazard(self, X: ArrayLike, offset: ArrayLike | None = None) -> np.ndarray:
+        """Return ``exp((X - means_) @ coef_ + offset)``: the hazard relative to the baseline row.
+
+        This is lifelines' ``predict_partial_hazard``; :meth:`predict_risk` is
+        the same up to the constant factor ``exp(means_ @ coef_)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> m.predict_partial_hazard([[1.0]])
+        array([1.])
+        """
+        return np.exp(self.predict_log_partial_hazard(X, offset))
+
+    def predict_cumulative_hazard(self, X: ArrayLike, times: ArrayLike | None = None,
+                                  strata: ArrayLike | None = None, *,
+                                  offset: ArrayLike | None = None) -> Curve:
+        """Return the cumulative hazard of each row of ``X`` as a :class:`Curve`.
+
+        ``H(t | x) = H0(t) * exp((x - means_) @ coef_ + offset)`` with ``H0`` the
+        baseline of the row's stratum (:attr:`baseline_cumulative_hazard_`):
+        R's ``survfit(fit, newdata)$cumhaz``.
+
+        Parameters
+        ----------
+        X : array_like or pandas DataFrame, shape (n, p)
+            Covariates, in the columns of the fit.
+        times : array_like, optional
+            Times to evaluate at (any order; before the first event time the
+            hazard is 0). Default: the distinct times of the strata of the
+            rows, ascending.
+        strata : array_like (n,), optional
+            Each row's stratum label; required for a stratified fit, refused
+            otherwise.
+        offset : array_like (n,), optional
+            The rows' offsets (for models fitted with one).
+
+        Returns
+        -------
+        Curve
+            ``time`` (m,) and ``value`` (m, n): ``value[k, i]`` is row ``i`` at
+            ``time[k]``.
+
+        Raises
+        ------
+        ValueError
+            Unfitted model, the wrong number of columns, NaN or infinity, an
+            unknown stratum label (naming it and its row), or strata missing
+            for a stratified fit.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH(ties="breslow").fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> t, H = m.predict_cumulative_hazard([[0.0], [2.0]], times=[0.5, 2.5, 9])
+        >>> H.shape, H[0].tolist()
+        ((3, 2), [0.0, 0.0])
+        """
+        return self._fitted_baseline().predict_cumulative_hazard(X, times, strata, offset)
+
+    def predict_survival_function(self, X: ArrayLike, times: ArrayLike | None = None,
+                                  strata: ArrayLike | None = None, *,
+                                  offset: ArrayLike | None = None) -> Curve:
+        """Return the survival curve ``exp(-H)`` of each row of ``X`` as a :class:`Curve`.
+
+        Arguments and layout as :meth:`predict_cumulative_hazard`; R's
+        ``survfit(fit, newdata)$surv``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> curve = m.predict_survival_function([[0.0], [2.0]])
+        >>> curve.time.tolist(), curve.value.shape
+        ([1.0, 2.0, 3.0, 4.0, 5.0], (5, 2))
+        """
+        t, h = self.predict_cumulative_hazard(X, times, strata, offset=offset)
+        return Curve(t, np.exp(-h))
+
+    def predict_median(self, X: ArrayLike, strata: ArrayLike | None = None, *,
+                       offset: ArrayLike | None = None) -> np.ndarray:
+        """Return each row's median survival time: the first time its survival is at most 0.5.
+
+        ``inf`` when the curve stays above 0.5 (as lifelines). The times are
+        those of the row's stratum (:attr:`baseline_survival_`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> m.predict_median([[1.0]]).shape
+        (1,)
+        """
+        return self._fitted_baseline().predict_median(X, strata, offset)
+
+
+def _serial_baseline(arrays, problem, coef: np.ndarray, ties: str,
+                     timefix: bool) -> BaselineHazard:
+    """The baseline hazard of a serial fit, from the rows in the problem's sorted order."""
+    order = getattr(problem, "order", None)
+    time = getattr(problem, "time", None)
+    codes = arrays.strata
+    nstrata = len(arrays.strata_labels) if codes is not None else 1
+    if order is None or time is None:
+        from graphpar.kernels.cox_sort import cox_order
+
+        order, fixed = cox_order(arrays.time, codes, nstrata,
+                                 timefix=TIMEFIX_TOL if timefix else 0.0)
+        time = fixed[order]
+    means = getattr(problem, "center", None)  # the fit's centring: X's column means
+    if means is None or np.shape(means) != (arrays.X.shape[1],):
+        means = arrays.X.mean(axis=0)
+    means = np.array(means, dtype=np.float64)
+    eta = centred_eta(arrays.X, coef, means, arrays.offset)[order]
+    strata = codes[order] if codes is not None else None
+    shift = strata_shift(eta, strata, nstrata)
+    w = arrays.weights[order] if arrays.weights is not None else None
+    groups = group_sums(time, arrays.event[order], w, eta, strata, shift)
+    labels = arrays.strata_labels.tolist() if codes is not None else [None]
+    return BaselineHazard(labels, baseline_from_groups(groups, ties, shift, nstrata),
+                          means, coef.copy(), codes is not None, arrays.feature_names)
 
 
 def _check_collinear(info: np.ndarray, names: list[str]) -> None:

@@ -95,3 +95,142 @@ def test_demo_step_recovers_coefficients(capsys):
     assert demo(argparse.Namespace(seed=3)) is True
     out = capsys.readouterr().out
     assert "true coef" in out and "OK" in out
+
+
+# ------------------------------------------------------------------ -o and --predict
+def read_csv_columns(path):
+    lines = Path(path).read_text().splitlines()
+    header = lines[0].split(",")
+    rows = [ln.split(",") for ln in lines[1:]]
+    return header, rows
+
+
+def lung_rows(tmp_path, n=3, drop=None):
+    lines = LUNG.read_text().splitlines()
+    header = lines[0].split(",")
+    keep = [j for j, c in enumerate(header) if c != drop]
+    body = [",".join(ln.split(",")[j] for j in keep) for ln in lines[: n + 1]]
+    path = tmp_path / "rows.csv"
+    path.write_text("\n".join(body) + "\n")
+    data = np.genfromtxt(LUNG, delimiter=",", names=True)
+    return path, data[:n]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_output_writes_summary_baseline_and_predictions(tmp_path, suffix):
+    rows, first = lung_rows(tmp_path)
+    out = tmp_path / f"fit{suffix}"
+    r = run(LUNG, "--time", "time", "--event", "status", "--covariates", "age,ph_ecog",
+            "--strata", "sex", "--ties", "breslow", "-o", out, "--predict", rows, "--json",
+            "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    data = np.genfromtxt(LUNG, delimiter=",", names=True)
+    X = np.column_stack([data["age"], data["ph_ecog"]])
+    m = CoxPH(ties="breslow").fit(X, data["time"], data["status"], strata=data["sex"],
+                                  feature_names=["age", "ph_ecog"])
+    if suffix == ".json":
+        saved = json.loads(out.read_text())
+        assert saved["coef"] == json.loads(r.stdout)["coef"]
+        np.testing.assert_allclose(list(saved["coef"].values()), m.coef_, rtol=1e-12)
+        assert saved["n_events"] == m.n_events_
+    else:
+        header, body = read_csv_columns(out)
+        assert header == ["covariate", "coef", "exp_coef", "se", "z", "p", "lower_95",
+                          "upper_95"]
+        assert [b[0] for b in body] == ["age", "ph_ecog"]
+        np.testing.assert_allclose([float(b[1]) for b in body], m.coef_, rtol=1e-12)
+        np.testing.assert_allclose([float(b[3]) for b in body], m.se_, rtol=1e-12)
+    header, body = read_csv_columns(tmp_path / "fit.baseline.csv")
+    assert header == ["sex", "time", "cumulative_hazard", "survival"]
+    got = np.array(body, dtype=float)
+    for label, curve in m.baseline_cumulative_hazard_.items():
+        part = got[got[:, 0] == label]
+        np.testing.assert_array_equal(part[:, 1], curve.time)
+        np.testing.assert_allclose(part[:, 2], curve.value, rtol=1e-12)
+        np.testing.assert_allclose(part[:, 3], np.exp(-curve.value), rtol=1e-12)
+    assert got.shape[0] == sum(c.time.size for c in m.baseline_cumulative_hazard_.values())
+    header, body = read_csv_columns(tmp_path / "fit.survival.csv")
+    assert header == ["time", "row1", "row2", "row3"]
+    got = np.array(body, dtype=float)
+    t, S = m.predict_survival_function(np.column_stack([first["age"], first["ph_ecog"]]),
+                                       strata=first["sex"])
+    np.testing.assert_array_equal(got[:, 0], t)
+    np.testing.assert_allclose(got[:, 1:], S, rtol=1e-12)
+
+
+def test_output_without_strata_and_progress_on_stderr(tmp_path):
+    import os
+
+    out = tmp_path / "fit.json"
+    # GRAPHPAR_PROGRESS_INTERVAL=0: a line at once (by default work this short prints none)
+    r = subprocess.run([*graphpar_cmd(), "cox", str(LUNG), "--time", "time", "--event",
+                        "status", "--covariates", "age", "-o", str(out)], capture_output=True,
+                       text=True, timeout=600,
+                       env={**os.environ, "GRAPHPAR_PROGRESS_INTERVAL": "0"})
+    assert r.returncode == 0, r.stderr
+    assert "cox: Newton steps" in r.stderr and "\r" not in r.stderr
+    header, _ = read_csv_columns(tmp_path / "fit.baseline.csv")
+    assert header == ["time", "cumulative_hazard", "survival"]
+    q = run(LUNG, "--time", "time", "--event", "status", "--covariates", "age", "--quiet")
+    assert q.returncode == 0 and q.stderr == "", q.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, pattern",
+    [
+        (["--predict", "ROWS"], r"--predict needs -o/--output FILE"),
+        (["-o", "fit.txt"], r"-o/--output must end in .json or .csv, got '.*fit.txt'"),
+        (["-o", "fit.json", "--predict", "ROWS_NO_AGE"],
+         r"rows.csv: no column 'age' \(the fit's covariate\)"),
+        (["-o", "fit.json", "--predict", "ROWS_NAN"],
+         r"rows.csv, line 3, column 4 \('age'\): covariate contains nan"),
+    ],
+)
+def test_output_and_predict_errors_are_one_line(tmp_path, extra, pattern):
+    import re
+
+    rows, _ = lung_rows(tmp_path)
+    if "ROWS_NO_AGE" in extra:
+        rows, _ = lung_rows(tmp_path, drop="age")
+    if "ROWS_NAN" in extra:
+        lines = rows.read_text().splitlines()
+        cells = lines[2].split(",")
+        cells[3] = "nan"
+        lines[2] = ",".join(cells)
+        rows.write_text("\n".join(lines) + "\n")
+    extra = [str(rows) if e.startswith("ROWS") else
+             str(tmp_path / e) if e.startswith("fit.") else e for e in extra]
+    r = run(LUNG, "--time", "time", "--event", "status", "--covariates", "age,ph_ecog",
+            *extra)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("graphpar: error: ")]
+    assert len(lines) == 1 and re.search(pattern, lines[0]), r.stderr
+    assert not (tmp_path / "fit.json").exists()
+    assert not (tmp_path / "fit.baseline.csv").exists()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_output_under_mpiexec_equals_serial(tmp_path, nprocs):
+    from conftest import run_mpiexec
+
+    rows, _ = lung_rows(tmp_path)
+    flags = ["--time", "time", "--event", "status", "--covariates", "age,ph_ecog",
+             "--strata", "inst", "--predict", rows, "-q"]
+    serial = run(LUNG, *flags, "-o", tmp_path / "serial.json", "--threads", "1")
+    assert serial.returncode == 0, serial.stderr
+    res = run_mpiexec(nprocs, ["-m", "graphpar", "cox", LUNG, *flags, "-o",
+                               tmp_path / "dist.json"])
+    assert res.returncode == 0, res.stderr[-3000:]
+    a = json.loads((tmp_path / "serial.json").read_text())
+    b = json.loads((tmp_path / "dist.json").read_text())
+    np.testing.assert_allclose(list(b["coef"].values()), list(a["coef"].values()), rtol=1e-10)
+    for side in ("baseline", "survival"):
+        ha, ra = read_csv_columns(tmp_path / f"serial.{side}.csv")
+        hb, rb = read_csv_columns(tmp_path / f"dist.{side}.csv")
+        assert ha == hb
+        np.testing.assert_allclose(np.array(rb, dtype=float), np.array(ra, dtype=float),
+                                   rtol=1e-10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["rows.csv"] + [f"{w}.{s}" for w in ("serial", "dist")
+                        for s in ("json", "baseline.csv", "survival.csv")])

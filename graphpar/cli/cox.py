@@ -7,6 +7,12 @@ code, so errors are the serial ones) and :class:`graphpar.mpi.CoxPH` sorts the
 rows across the ranks in time order and evaluates the likelihood distributed;
 rank 0 prints the serial summary followed by one line with the ranks, the time
 per likelihood evaluation and the bytes each rank sent.
+
+Outputs (rank 0 alone, each file atomically through
+:func:`graphpar.io.atomic_write`): ``-o FIT.json`` or ``-o FIT.csv`` writes the
+summary, plus the baseline survival to ``FIT.baseline.csv``; ``--predict
+ROWS.csv`` adds the survival curves of the rows of ROWS.csv, in
+``FIT.survival.csv`` (see :data:`OUTPUT_HELP`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,25 @@ import numpy as np
 DEMO_N = 200_000
 DEMO_COEF = (0.5, -0.8, 0.25, 0.0, 1.0)
 DEMO_TOL = 0.05  # about ten standard errors at DEMO_N rows
+
+SUMMARY_COLUMNS = ("coef", "exp_coef", "se", "z", "p", "lower_95", "upper_95")
+OUTPUT_LAYOUT = (
+    "Outputs: -o FILE.json writes the summary as JSON (the fields of --json); -o FILE.csv "
+    "writes it as CSV, one row per covariate with the columns covariate,"
+    + ",".join(SUMMARY_COLUMNS) + ". Either also writes the baseline survival (a row at the "
+    "covariates' means, offset 0) to FILE.baseline.csv (FILE without its suffix): the columns "
+    "[STRATA,]time,cumulative_hazard,survival, one row per distinct time of each stratum, "
+    "each value holding until the next time; with --predict, FILE.survival.csv too. Each "
+    "file is written whole or not at all, by rank 0 under mpiexec. Progress of the Newton "
+    "steps goes to stderr unless --quiet."
+)
+PREDICT_HELP = (
+    "a CSV (or .npz) table of rows to predict, with the covariate columns of the fit (and "
+    "the --strata and --offset columns when the fit has them); their survival curves go to "
+    "FILE.survival.csv, FILE from -o without its suffix: a column time (the distinct times "
+    "of the rows' strata) and one column row1, row2, ... per row of ROWS, each row's "
+    "survival from that time until the next"
+)
 
 
 def register(sub) -> None:
@@ -36,6 +61,7 @@ def register(sub) -> None:
             "and --offset is a covariate, unless --covariates picks them. A bad table gets "
             "one error naming the file, the line (or array and index) and the column."
         ),
+        epilog=OUTPUT_LAYOUT,
     )
     p.add_argument("data", metavar="DATA",
                    help="input table (.csv, .csv.gz/.bz2/.xz or .npz)")
@@ -50,7 +76,10 @@ def register(sub) -> None:
                    help="tie handling (default efron)")
     p.add_argument("--penalizer", type=float, default=0.0,
                    help="L2 penalty: maximise loglik - 0.5*X*||beta||^2 (default 0)")
-    add_shared_options(p, json=True)
+    p.add_argument("--predict", metavar="ROWS", help=PREDICT_HELP)
+    add_shared_options(p, json=True,
+                       output="the summary (.json or .csv; the baseline survival goes beside it, "
+                              "see below)")
     p.set_defaults(func=run)
 
 
@@ -88,9 +117,141 @@ def _read(args, ctx) -> dict:
     return ctx.collectively(lambda: fit_args(args, table))
 
 
+def output_paths(output: str, predict: bool) -> dict:
+    """The files ``-o FILE`` writes: ``summary``, ``baseline`` and (with --predict) ``survival``.
+
+    Examples
+    --------
+    >>> output_paths("runs/fit.json", True)["survival"]
+    'runs/fit.survival.csv'
+    >>> output_paths("fit.txt", False)
+    Traceback (most recent call last):
+    ...
+    ValueError: -o/--output must end in .json or .csv, got 'fit.txt'
+    """
+    low = output.lower()
+    if not low.endswith((".json", ".csv")):
+        raise ValueError(f"-o/--output must end in .json or .csv, got {output!r}")
+    stem = output[: output.rfind(".")]
+    paths = {"summary": output, "baseline": stem + ".baseline.csv"}
+    if predict:
+        paths["survival"] = stem + ".survival.csv"
+    if len(set(paths.values())) != len(paths):
+        raise ValueError(f"-o/--output {output!r} would be overwritten by its own side files: "
+                         "choose another name")
+    return paths
+
+
+def read_predict_rows(args, kw: dict) -> dict:
+    """The ``predict_*`` arguments of ``--predict ROWS``: X, strata and offset, checked.
+
+    A missing column or a bad cell is an error naming the file, the line and
+    the column.
+    """
+    from graphpar._cox_reader import read_table
+    from graphpar._validation import first_invalid
+
+    table = read_table(args.predict)
+    need = [(c, "covariate") for c in kw["feature_names"]]
+    if args.strata:
+        need.append((args.strata, "--strata"))
+    if args.offset:
+        need.append((args.offset, "--offset"))
+    for name, role in need:
+        if name not in table:
+            raise ValueError(f"{args.predict}: no column {name!r} (the fit's {role}); "
+                             "the columns are " + ", ".join(repr(c) for c in table))
+        bad = first_invalid(np.asarray(table[name], dtype=np.float64))
+        if bad is not None:
+            raise ValueError(f"{table.where(name, bad[0])}: {role} {bad[1]}")
+    n = len(table[need[0][0]])
+    if n == 0:
+        raise ValueError(f"{args.predict}: no rows to predict")
+    X = np.column_stack([table[c] for c in kw["feature_names"]]).reshape(n, -1)
+    return {"X": X, "strata": table[args.strata] if args.strata else None,
+            "offset": table[args.offset] if args.offset else None}
+
+
+def _write_csv(path: str, header: list[str], columns: list[np.ndarray]) -> None:
+    from graphpar.io import atomic_write
+
+    with atomic_write(path, "w", newline="") as f:
+        f.write(",".join(header) + "\n")
+        rows = np.column_stack(columns) if columns else np.zeros((0, 0))
+        for row in rows:
+            f.write(",".join(_cell(v) for v in row) + "\n")
+
+
+def _json_ready(value):
+    """Plain Python values for JSON; a non-finite float as the string ``"inf"``, ``"nan"``."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
+
+
+def _cell(v) -> str:
+    return repr(float(v)) if isinstance(v, (float, np.floating)) else str(v)
+
+
+def write_outputs(model, fields: dict, paths: dict, strata_name: str | None,
+                  rows: dict | None) -> None:
+    """Write the summary, the baseline survival and the predicted curves to ``paths``."""
+    import json
+
+    from graphpar.io import atomic_write
+
+    summary = model.summary()
+    if paths["summary"].lower().endswith(".json"):
+        with atomic_write(paths["summary"], "w") as f:
+            json.dump(_json_ready(fields), f, indent=1)
+            f.write("\n")
+    else:
+        cols = [getattr(summary, a) for a in ("coef", "exp_coef", "se", "z", "p", "lower",
+                                              "upper")]
+        _write_csv(paths["summary"], ["covariate", *SUMMARY_COLUMNS],
+                   [np.asarray(summary.names, dtype=object)] + cols)
+    base = model.baseline_cumulative_hazard_
+    header, labels, times, values = [], [], [], []
+    for label, curve in base.items():
+        labels.append(np.full(curve.time.size, label, dtype=object))
+        times.append(curve.time)
+        values.append(curve.value)
+    t, h = np.concatenate(times), np.concatenate(values)
+    columns = [t, h, np.exp(-h)]
+    header = ["time", "cumulative_hazard", "survival"]
+    if strata_name is not None:
+        header.insert(0, strata_name)
+        columns.insert(0, np.concatenate(labels))
+    _write_csv(paths["baseline"], header, columns)
+    if rows is not None:
+        t, S = model.predict_survival_function(rows["X"], strata=rows["strata"],
+                                               offset=rows["offset"])
+        _write_csv(paths["survival"], ["time"] + [f"row{i + 1}" for i in range(S.shape[1])],
+                   [t] + [S[:, i] for i in range(S.shape[1])])
+
+
 def run(args, ctx) -> int:
     """Run ``graphpar cox`` in the context ``ctx`` (serial or one MPI rank); return 0."""
+    paths = None
+    if args.output is not None or args.predict is not None:
+        def check_output():
+            if args.output is None:
+                raise ValueError("--predict needs -o/--output FILE: the survival curves are "
+                                 "written to FILE's stem + '.survival.csv'")
+            return output_paths(args.output, args.predict is not None)
+
+        paths = ctx.collectively(check_output)
     kw, load_s = ctx.timed(lambda: _read(args, ctx))
+    rows = None
+    if args.predict is not None:
+        rows = ctx.collectively(lambda: read_predict_rows(args, kw) if ctx.is_root else None)
+    show = ctx.is_root and not getattr(args, "quiet", False)
     if ctx.mpi:
         from graphpar.mpi import CoxPH
 
@@ -99,7 +260,7 @@ def run(args, ctx) -> int:
         from graphpar import CoxPH
 
         model = CoxPH(ties=args.ties, penalizer=args.penalizer)
-    _, seconds = ctx.timed(lambda: model.fit(**kw), start_together=True)
+    _, seconds = ctx.timed(lambda: model.fit(**kw, progress=show), start_together=True)
     summary = model.summary()
     fields = {**summary.to_dict(), "seconds": seconds}
     extra = ""
@@ -120,6 +281,8 @@ def run(args, ctx) -> int:
         if extra:
             print(extra)
 
+    if paths is not None:
+        ctx.write(lambda: write_outputs(model, fields, paths, args.strata, rows))
     ctx.report(fields, text)
     return 0
 

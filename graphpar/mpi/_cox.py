@@ -37,6 +37,12 @@ One evaluation of the log partial likelihood, gradient and Hessian at
    corrects its gradient and Hessian instead of running the kernel again.
 5. Log-likelihood, gradient and Hessian summed with one ``Allreduce``.
 
+The baseline hazard after the fit (:func:`dist_baseline`): each rank reduces
+its rows to tie groups (:func:`graphpar._cox_baseline.group_sums`; a tie group
+never spans ranks), the per-stratum shifts are reduced with MAX, and every rank
+gathers all the groups in rank order, which is the serial order, and runs the
+serial :func:`graphpar._cox_baseline.baseline_from_groups` on them.
+
 The reduced quantities are identical on every rank, so Newton-Raphson takes
 the same steps everywhere, and the coefficients equal the serial fit's up to
 the order of floating-point sums.
@@ -52,12 +58,19 @@ import numpy as np
 from mpi4py import MPI
 
 from graphpar._cox import CoxPH as _SerialCoxPH
+from graphpar._cox_baseline import (
+    GROUP_FIELDS,
+    BaselineHazard,
+    baseline_from_groups,
+    group_sums,
+    strata_shift,
+)
 from graphpar._cox_problem import TIMEFIX_TOL, tie_code
 from graphpar._validation import check_cox_arrays
 from graphpar.kernels import cox as K
 from graphpar.mpi.comm import get_comm, run_collectively
 
-__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "distribute_cox"]
+__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "distribute_cox", "dist_baseline"]
 
 CHUNK_ROWS = 1 << 14   # rows per kernel chunk (the kernel's unit of parallel work)
 SAMPLES_PER_RANK = 256
@@ -151,8 +164,9 @@ class DistCoxProblem:
     """
 
     def __init__(self, X, time, event, strata, weights, offset, *, ties, comm, n_samples,
-                 n_events, center, feature_names):
+                 n_events, center, feature_names, strata_labels=None):
         self.comm = comm
+        self.strata_labels = strata_labels  # every rank's labels, sorted (None: no strata)
         self.ties = tie_code(ties)
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.time = time
@@ -468,7 +482,42 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
         np.ascontiguousarray(moved[:, :p] - mean), get["time"], get["event"] != 0,
         get.get("strata", np.zeros(moved.shape[0])), get.get("weights"), get.get("offset"),
         ties=ties, comm=comm, n_samples=n_samples, n_events=n_events, center=mean,
-        feature_names=a.feature_names)
+        feature_names=a.feature_names, strata_labels=all_labels)
+
+
+def dist_baseline(problem: DistCoxProblem, coef: np.ndarray, ties: str) -> BaselineHazard:
+    """The fitted model's baseline hazard from every rank's rows; the same on every rank.
+
+    Collective. Equal to the serial fit's baseline up to the order of sums.
+
+    Examples
+    --------
+    >>> baseline = dist_baseline(problem, model.coef_, "efron")  # doctest: +SKIP
+    """
+    comm = problem.comm
+    labels = problem.strata_labels
+    stratified = labels is not None
+    nstrata = len(labels) if stratified else 1
+    eta = problem.X @ coef  # X is centred at the global means
+    if problem.offset.size:
+        eta += problem.offset
+    codes = problem.strata.astype(np.int64) if stratified else None
+    local = strata_shift(eta, codes, nstrata)
+    shift = np.empty_like(local)
+    comm.Allreduce(local, shift, op=MPI.MAX)
+    w = problem.w if problem.w.size else None
+    groups = group_sums(problem.time, problem.event, w, eta, codes, shift)
+    parts = comm.allgather(np.column_stack([groups[k].astype(np.float64)
+                                            for k in GROUP_FIELDS]))
+    table = np.concatenate(parts)
+    allg = {k: table[:, j] for j, k in enumerate(GROUP_FIELDS)}
+    allg["stratum"] = allg["stratum"].astype(np.int64)
+    allg["deaths"] = allg["deaths"].astype(np.int64)
+    curves = baseline_from_groups(allg, ties, shift, nstrata)
+    names = labels.tolist() if stratified else [None]
+    return BaselineHazard(names, curves, np.asarray(problem.center, dtype=np.float64).copy(),
+                          np.asarray(coef, dtype=np.float64).copy(), stratified,
+                          problem.feature_names)
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -520,8 +569,9 @@ class CoxPH(_SerialCoxPH):
     """:class:`graphpar.CoxPH` fitted on rows spread across MPI ranks. Collective.
 
     The same estimator: the same parameters, ``fit`` arguments, Newton
-    iteration, warnings, fitted attributes, :meth:`summary` and
-    :meth:`predict_risk` (it is a subclass); each rank passes the rows it
+    iteration, warnings, fitted attributes (the baseline hazard included),
+    :meth:`summary` and the ``predict_*`` methods (it is a subclass; the
+    predictions are local, not collective); each rank passes the rows it
     holds, and every rank gets the same fitted model. Only the evaluation of
     the log-likelihood, gradient and Hessian is distributed
     (:func:`distribute_cox`).
@@ -561,7 +611,7 @@ class CoxPH(_SerialCoxPH):
         self.comm = comm
 
     def fit(self, X, time, event, strata=None, weights=None, offset=None, *,
-            feature_names=None) -> CoxPH:
+            feature_names=None, progress: bool | None = False) -> CoxPH:
         """Fit the model on the rows of every rank; return ``self``. Collective.
 
         Parameters
@@ -571,11 +621,14 @@ class CoxPH(_SerialCoxPH):
             rank may hold none; the ranks' rows in rank order are the data
             set, and error messages number the rows so). The optional arrays
             are given on every rank or on none.
+        progress : bool or None, default False
+            As in :meth:`graphpar.CoxPH.fit`; only rank 0 reports.
 
         Returns
         -------
         CoxPH
-            The fitted model, the same on every rank.
+            The fitted model, the same on every rank, with the baseline hazard
+            of all the ranks' rows.
 
         Raises
         ------
@@ -609,7 +662,8 @@ class CoxPH(_SerialCoxPH):
         setup = perf_counter() - start
         # not run_collectively: every decision of the Newton loop is taken on values
         # identical on every rank, so an error (collinear covariates) is raised everywhere
-        self._fit_problem(problem)
+        self._fit_problem(problem, progress if comm.Get_rank() == 0 else False)
+        self._set_baseline(dist_baseline(problem, self.coef_, self.ties))
         self.mpi_stats_ = _stats(problem, setup, comm)
         return self
 
