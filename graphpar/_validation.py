@@ -11,8 +11,19 @@ import numbers
 
 import numpy as np
 
-from graphpar._graph import Graph, is_scipy_sparse
+from graphpar._graph import Graph, is_scipy_sparse, lookup_labels, type_name
 from graphpar.kernels import csr as _csr
+
+# how to convert the graph objects of other libraries, by top-level package
+_CONVERTERS = {
+    "networkx": "convert it with graphpar.Graph.from_networkx(G, weight='weight')",
+    "pandas": "build the graph from an edge-list DataFrame with "
+              "graphpar.Graph.from_pandas(df, source=..., target=..., weight=...)",
+    "torch_geometric": "build it with graphpar.Graph.from_edge_index(data.edge_index, "
+                       "data.edge_weight, num_nodes=data.num_nodes)",
+    "igraph": "convert it with graphpar.Graph.from_edges(*zip(*G.get_edgelist()), "
+              "n=G.vcount())",
+}
 
 
 def validate_graph(
@@ -81,22 +92,26 @@ weights >= 0
             raise TypeError(f"{name} weights must be real, got complex dtype {csgraph.dtype}")
         g = Graph.from_scipy(csgraph, directed=True)
     else:
+        expected = (f"{name} must be a Graph (graphpar.Graph), a scipy sparse matrix or "
+                    f"array, or a dense array, got {type_name(csgraph)}")
+        top = type(csgraph).__module__.split(".")[0]
+        if top in _CONVERTERS:
+            raise TypeError(f"{expected}; {_CONVERTERS[top]}")
         try:
             arr = np.asarray(csgraph)
         except Exception as exc:  # noqa: BLE001 - any conversion failure is a type error here
-            raise TypeError(
-                f"{name} must be a Graph, a scipy sparse matrix or array, or a dense "
-                f"array, got {type(csgraph).__name__}"
-            ) from exc
+            raise TypeError(expected) from exc
         if arr.dtype.kind == "c":
             raise TypeError(f"{name} weights must be real, got complex dtype {arr.dtype}")
         if arr.dtype.kind not in "biuf":
-            raise TypeError(
-                f"{name} must be a Graph, a scipy sparse matrix or array, or a dense "
-                f"array, got {type(csgraph).__name__}"
-            )
+            raise TypeError(expected)
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-            raise ValueError(f"{name} must be a square (n, n) matrix, got shape {arr.shape}")
+            hint = ""
+            if arr.ndim == 2 and arr.shape[0] == 2 and arr.dtype.kind in "iu":
+                hint = ("; a (2, E) array of integers is an edge list (PyG's edge_index): "
+                        "build the graph with graphpar.Graph.from_edge_index(edge_index)")
+            raise ValueError(
+                f"{name} must be a square (n, n) matrix, got shape {arr.shape}{hint}")
         g = Graph.from_dense(arr, directed=True)
     if not directed:
         g = g.symmetrized()
@@ -188,13 +203,20 @@ def check_limit(limit, name: str = "limit") -> float:
     return limit
 
 
-def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, bool]:
-    """Validate source vertices against ``n``.
+def check_sources(source, n: int | Graph, name: str = "source") -> tuple[np.ndarray, bool]:
+    """Validate source vertices against ``n``, or against a graph and its labels.
 
     Every value is checked in its own type before any conversion, so that no
     value can wrap into range (``np.uint64(2**64 - 1)`` is not ``-1``).
     Integers only: bools, floats and other types are refused, as are values
     outside ``[-n, n)``; negative values count from the end.
+
+    Given a :class:`Graph` with labels instead of ``n``, the sources are
+    labels (one, or a 1-D array of them), looked up with
+    :meth:`Graph.index_of`: a label the graph does not have raises
+    ``KeyError``, a label of another kind (an integer for a graph labelled by
+    strings) ``TypeError``. The one place where every API that takes a vertex
+    accepts a label.
 
     Returns
     -------
@@ -215,7 +237,26 @@ def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, boo
     Traceback (most recent call last):
     ...
     ValueError: source[0] = 18446744073709551615 is out of range for a graph with 5 vertices
+    >>> g = Graph.from_edges([0], [1], labels=["Rome", "Pisa"])
+    >>> check_sources("Pisa", g), check_sources(["Pisa", "Rome"], g)
+    ((array([1]), True), (array([1, 0]), False))
     """
+    if isinstance(n, Graph):
+        graph, n = n, n.n
+        if graph.labels is not None:
+            idx = lookup_labels(graph, source, name)
+            if isinstance(idx, int):
+                return np.array([idx], dtype=np.int64), True
+            if idx.ndim != 1:
+                raise TypeError(f"{name} must be one label or a 1-D array of labels, got shape "
+                                f"{idx.shape}")
+            return idx, False
+    if isinstance(source, (str, bytes)):
+        raise TypeError(
+            f"{name} = {source!r} is a label, but this graph has no labels (its vertices are "
+            f"the numbers 0 to {n - 1}); labelled graphs come from read_graph of a CSV file, "
+            "Graph.from_networkx, Graph.from_pandas or Graph(..., labels=...)"
+        )
     if isinstance(source, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer or a 1-D array of integers, got {source!r}")
     if isinstance(source, numbers.Integral):
@@ -254,6 +295,45 @@ def check_sources(source, n: int, name: str = "source") -> tuple[np.ndarray, boo
             f"{name}[{i}] = {int(arr[i])} is out of range for a graph with {n} vertices"
         )
     return arr.astype(np.int64) % max(n, 1), False
+
+
+def vertices_from_text(text, graph, name: str = "--source"):
+    """Turn vertices given as text (a command line, a file of sources) into API values.
+
+    For a graph labelled by strings the text is the label; for a graph with
+    numeric labels, or none (then the text is a vertex number), it is parsed
+    as a number, refusing what is not one. The result goes to
+    :func:`check_sources` (with the graph), which looks labels up. ``text``
+    is one string or a list of strings; ``graph`` anything with ``labels``
+    (a :class:`Graph`) or without (a distributed graph: vertex numbers).
+
+    Examples
+    --------
+    >>> vertices_from_text("Rome", Graph.from_edges([0], [1], labels=["Rome", "Pisa"]))
+    'Rome'
+    >>> vertices_from_text(["3", "-1"], Graph.from_edges([0], [4]))
+    [3, -1]
+    >>> vertices_from_text("Rome", Graph.from_edges([0], [4]))
+    Traceback (most recent call last):
+    ...
+    ValueError: --source must be a vertex number (the graph has no labels), got 'Rome'
+    """
+    labels = getattr(graph, "labels", None)
+    many = not isinstance(text, str)
+    texts = [str(t).strip() for t in (text if many else [text])]
+    if labels is not None and labels.dtype.kind in "UO":
+        out = texts
+    else:
+        out = []
+        parse = float if labels is not None and labels.dtype.kind == "f" else int
+        for t in texts:
+            try:
+                out.append(parse(t))
+            except ValueError:
+                what = ("the graph has no labels" if labels is None
+                        else "the graph's labels are numbers")
+                raise ValueError(f"{name} must be a vertex number ({what}), got {t!r}") from None
+    return out if many else out[0]
 
 
 # --------------------------------------------------------------------------- Cox arrays

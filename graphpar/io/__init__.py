@@ -1,4 +1,4 @@
-"""Reading and writing graph files: DIMACS ``.gr``, Matrix Market, edge lists and ``.npz``.
+"""Reading and writing graph files: DIMACS ``.gr``, Matrix Market, edge lists, CSV and ``.npz``.
 
 ====================  ======================  =======  ===============================
 format (``format=``)  suffixes                ids      default ``directed``
@@ -9,7 +9,21 @@ format (``format=``)  suffixes                ids      default ``directed``
                                                        ``Undirected graph``, else True
 ``"wel"``             ``.wel``                0-based  as ``"el"``
 ``"npz"``             ``.npz``                CSR      as stored
+``"csv"``             ``.csv``                labels   True
+                                              or ids
+``"tsv"``             ``.tsv``                as csv   True
 ====================  ======================  =======  ===============================
+
+CSV and TSV edge lists have a header of column names; ``read_graph(path,
+source="from", target="to", weight="km")`` picks the columns. Ids that are
+all non-negative integers are vertex numbers (as in ``.el`` files); other
+ids (``Rome``) are labels, kept in ``g.labels`` and accepted wherever a
+vertex is (``graphpar.sssp(g, "Rome")``). ``relabel=True`` numbers the ids
+of a numeric edge list compactly and keeps them as labels; a list whose
+largest id is far above the number of ids warns and suggests it. Labels are
+stored by ``.npz`` and ``.csv``/``.tsv`` files. Under MPI
+(:func:`graphpar.mpi.io.read_graph`) CSV and TSV files are refused for now:
+convert them to ``.npz`` first.
 
 A ``.gz``, ``.bz2`` or ``.xz`` suffix after any of these is decompressed
 transparently on reading (as a stream, within
@@ -25,7 +39,8 @@ and inputs beyond the limits :class:`LimitError` (both defined in
 
 The implementation is private, one module per concern: ``_formats`` (format
 detection, reading and writing), ``_text`` (headers and bodies of the text
-formats, their error messages and writers), ``_npz`` (``.npz`` graphs),
+formats, their error messages and writers), ``_csv`` (CSV/TSV edge lists and
+the rule for numeric ids), ``_npz`` (``.npz`` graphs),
 ``_compression`` (compressed streams) and ``_lines`` (the one rule that cuts a
 text file into per-rank line ranges, also used by the MPI readers of
 :mod:`graphpar.mpi.io`).

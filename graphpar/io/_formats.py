@@ -8,7 +8,14 @@ from pathlib import Path
 import numpy as np
 
 from graphpar._graph import Graph, graph_from_edges
-from graphpar.io._compression import COMPRESSORS, open_binary, read_decompressed
+from graphpar.io._compression import COMPRESSORS, open_output, read_decompressed
+from graphpar.io._csv import (
+    CSV_DELIMITERS,
+    compact_ids,
+    read_csv_graph,
+    warn_labels_dropped,
+    write_csv_graph,
+)
 from graphpar.io._npz import read_npz, write_npz
 from graphpar.io._text import (
     WEIGHT_RULES,
@@ -27,11 +34,12 @@ __all__ = ["detect_format", "check_read_arguments", "read_graph", "write_graph"]
 
 _SUFFIX = {
     ".gr": "gr", ".mtx": "mtx", ".mm": "mtx", ".el": "el", ".txt": "el", ".wel": "wel",
-    ".npz": "npz",
+    ".npz": "npz", ".csv": "csv", ".tsv": "tsv",
 }
 _ALIASES = {
     "gr": "gr", "dimacs": "gr", "mtx": "mtx", "mm": "mtx", "matrixmarket": "mtx",
     "el": "el", "txt": "el", "edgelist": "el", "snap": "el", "wel": "wel", "npz": "npz",
+    "csv": "csv", "tsv": "tsv",
 }
 
 
@@ -43,8 +51,8 @@ def detect_format(path, format: str | None = None) -> tuple[str, str | None]:
     path : str or path-like
     format : str, optional
         One of ``gr`` (alias ``dimacs``), ``mtx`` (``mm``, ``matrixmarket``),
-        ``el`` (``txt``, ``edgelist``, ``snap``), ``wel``, ``npz``. Default: from
-        the suffix before any ``.gz``/``.bz2``/``.xz``.
+        ``el`` (``txt``, ``edgelist``, ``snap``), ``wel``, ``npz``, ``csv``,
+        ``tsv``. Default: from the suffix before any ``.gz``/``.bz2``/``.xz``.
 
     Raises
     ------
@@ -102,7 +110,9 @@ def check_read_arguments(path, format, directed, weights) -> tuple[str, str | No
 
 
 def read_graph(
-    path, format: str | None = None, *, directed: bool | None = None, weights: str = "any"
+    path, format: str | None = None, *, directed: bool | None = None, weights: str = "any",
+    progress: bool | None = False, source=None, target=None, weight=None,
+    relabel: bool = False,
 ) -> Graph:
     """Read a graph file.
 
@@ -111,8 +121,8 @@ def read_graph(
     path : str or path-like
         The file. A ``.gz``, ``.bz2`` or ``.xz`` suffix is decompressed.
     format : str, optional
-        ``"gr"``, ``"mtx"``, ``"el"``, ``"wel"`` or ``"npz"`` (see
-        :func:`detect_format`); default from the suffix.
+        ``"gr"``, ``"mtx"``, ``"el"``, ``"wel"``, ``"npz"``, ``"csv"`` or
+        ``"tsv"`` (see :func:`detect_format`); default from the suffix.
     directed : bool, optional
         ``None`` keeps the file's own meaning: DIMACS arcs are directed; a
         Matrix Market ``symmetric`` file is undirected (``general`` directed);
@@ -121,7 +131,7 @@ def read_graph(
         that a graph stored as undirected holds every edge both ways).
         ``False`` stores every edge both ways. ``True`` keeps the edges as
         listed (a symmetric Matrix Market file still gives both ``(i, j)`` and
-        ``(j, i)``).
+        ``(j, i)``). A CSV/TSV edge list is directed unless ``False``.
     weights : {"any", "nonnegative", "finite"}
         Which weights the file may hold, as :func:`graphpar.validate_graph`'s
         rule: a NaN weight is always an error; ``"any"`` (the default) reads
@@ -130,6 +140,25 @@ def read_graph(
         negative and infinite ones, naming the file and the line (or, for
         ``.npz``, the stored edge) -- what a caller who will search shortest
         paths should ask for.
+    progress : bool or None, default False
+        Report the bytes decompressed and parsed on stderr
+        (:func:`graphpar.progress.progress`; ``None`` follows the ``"graphpar"``
+        logger).
+    source, target, weight : str or int, optional
+        CSV/TSV only: the columns (header names, or 0-based positions) of the
+        source ids, the target ids and the weights. Default: the first two
+        columns, and the column named ``weight``, else the third column of a
+        file with exactly three, else none (``weight=False``: every edge
+        weighs 1). Ids that are all non-negative integers are vertex
+        numbers; any other ids are labels (``g.labels``, numbered in order of
+        first appearance). Details: :mod:`graphpar.io._csv`.
+    relabel : bool, default False
+        Edge lists (``el``, ``wel``, ``csv``, ``tsv``) with numeric ids: number
+        the ids present ``0 .. k-1`` in increasing order and keep the ids as
+        ``g.labels`` (int64), so that vertices can be named by their ids. By
+        default the ids are the vertex numbers (as SNAP files mean them), and
+        a graph whose largest id is far above the number of ids present warns
+        (``UserWarning``) and suggests ``relabel=True``.
 
     Returns
     -------
@@ -138,7 +167,9 @@ def read_graph(
         formats); an ``.npz`` file gives back exactly the stored arrays. Edges
         without a weight column (Matrix Market ``pattern``, two-column edge
         lists) weigh 1. An edge list has ``n = max(id) + 1``, or the ``Nodes:``
-        count of a SNAP header comment when larger.
+        count of a SNAP header comment when larger. ``g.labels`` holds the
+        labels of a CSV file with string ids, the ids with ``relabel=True``,
+        what an ``.npz`` file stored, and None otherwise.
 
     Raises
     ------
@@ -173,13 +204,27 @@ def read_graph(
     graphpar.errors.GraphFormatError: .../tiny.gr: line 4: negative edge weight -1 in arc 2 3 ...
     """
     fmt, comp = check_read_arguments(path, format, directed, weights)
+    if fmt in CSV_DELIMITERS:
+        return read_csv_graph(path, comp, fmt, directed=directed, weights=weights,
+                              source=source, target=target, weight=weight, relabel=relabel,
+                              progress=progress)
+    if source is not None or target is not None or weight is not None:
+        raise ValueError(f"source=, target= and weight= choose the columns of a CSV or TSV "
+                         f"file; a {fmt!r} file has fixed columns")
+    if relabel and fmt not in ("el", "wel"):
+        raise ValueError(f"relabel=True applies to edge lists (el, wel, csv, tsv); a {fmt!r} "
+                         "file numbers its vertices itself")
     if fmt == "npz":
-        return read_npz(path, comp, directed, weights)
+        return read_npz(path, comp, directed, weights, progress=progress)
+    from graphpar.progress import progress as report
+
     name = os.fspath(path)
-    buf = read_decompressed(path, comp)
+    buf = read_decompressed(path, comp, progress=progress)
     header = _header_of(buf, fmt, name)
     body = buf[header.body_offset:]
-    parsed = parse_body(body, header, max_records=header.m)
+    with report(body.size, f"reading {os.path.basename(name)}", unit="B",
+                enabled=progress) as bar:
+        parsed = parse_body(body, header, max_records=header.m, bar=bar)
     if parsed.error is not None:
         raise body_error(body, header, parsed.error, path=name)
     src, dst, w = parsed.src, parsed.dst, parsed.weights
@@ -197,8 +242,12 @@ def read_graph(
     if header.symmetric and not undirected:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = np.concatenate([w, w])
+    labels = None
+    if fmt in ("el", "wel"):
+        src, dst, n, labels = compact_ids(src, dst, n, relabel=relabel, path=name,
+                                          declared=header.n)
     try:
-        return graph_from_edges(src, dst, w, n, not undirected)
+        return graph_from_edges(src, dst, w, n, not undirected, labels=labels)
     except MemoryError:
         raise MemoryError(
             f"{name}: the graph has {n} vertices and {src.size} edges, more than this "
@@ -243,7 +292,17 @@ def write_graph(graph: Graph, path, format: str | None = None) -> None:
       only when some weight is not 1. An undirected graph is written as
       ``# Undirected graph`` with each pair once (``u <= v``).
     * ``.npz``: ``indptr``, ``indices``, ``weights``, ``n``, ``directed`` and
-      ``format_version``, read back with ``allow_pickle=False``.
+      ``format_version`` (and ``labels`` for a labelled graph, a unicode or
+      int64 array), read back with ``allow_pickle=False``.
+    * ``.csv``/``.tsv``: a ``source,target,weight`` header, then one edge per
+      line, vertices as their labels (see :func:`graphpar.io._csv.write_csv_graph`).
+
+    Labels are kept by ``.npz`` and ``.csv``/``.tsv`` files only; the other
+    formats write vertex numbers, with a ``UserWarning`` for a labelled graph.
+
+    The file is written atomically (:func:`graphpar.io.atomic_write`): into a
+    temporary file beside ``path``, renamed to ``path`` once complete, so an
+    error or a kill part-way leaves the old file (or none) and no partial one.
 
     Examples
     --------
@@ -265,9 +324,13 @@ def write_graph(graph: Graph, path, format: str | None = None) -> None:
 
     fmt, comp = detect_format(path, format)
     g = validate_graph(graph, directed=True, weights="any", name="graph")
+    if fmt in CSV_DELIMITERS:
+        write_csv_graph(g, path, fmt)
+        return
     if fmt == "npz":
         write_npz(g, path, comp)
         return
+    warn_labels_dropped(g, fmt, path)
     rows = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(g.indptr))
     cols = g.indices.astype(np.int64)
     w = g.weights
@@ -296,6 +359,6 @@ def write_graph(graph: Graph, path, format: str | None = None) -> None:
         cols_doc = "# FromNodeId\tToNodeId" + ("\tWeight\n" if with_w else "\n")
         head = f"{kind}# Nodes: {g.n} Edges: {rows.size}\n{cols_doc}".encode()
         body = format_records(b"", rows, cols, w, 0, with_w)
-    with open_binary(path, "wb") as f:
+    with open_output(path) as f:
         f.write(head)
         f.write(body)

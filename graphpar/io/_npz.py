@@ -19,7 +19,7 @@ import numpy as np
 
 from graphpar._graph import Graph, graph_from_edges
 from graphpar.errors import GraphFormatError, LimitError
-from graphpar.io._compression import PIECE, open_binary, read_decompressed
+from graphpar.io._compression import PIECE, open_output, read_decompressed
 from graphpar.io._text import bad_weight_message, first_bad_weight
 from graphpar.kernels import csr as _csr
 from graphpar.limits import ENV_MAX_DECOMPRESSED, check_memory, decompression_limit
@@ -34,18 +34,21 @@ _NPZ_SPEC = {
     "indptr": ("iu", 1, "integers"), "indices": ("iu", 1, "integers"),
     "weights": ("iuf", 1, "real numbers"), "n": ("iu", 0, "an integer"),
     "directed": ("b", 0, "a boolean"), "format_version": ("iu", 0, "an integer"),
+    "labels": ("iufU", 1, "vertex labels (strings or numbers)"),
 }
+_NPZ_OPTIONAL = ("labels",)  # a labelled graph's labels (graphpar.Graph.labels)
 _ZIP_ERRORS = (
     zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error, lzma.LZMAError,
     NotImplementedError, RuntimeError,  # unsupported compression; an encrypted member
 )
 
 
-def read_npz(path, comp: str | None, directed: bool | None, rule: str) -> Graph:
+def read_npz(path, comp: str | None, directed: bool | None, rule: str, *,
+             progress: bool | None = False) -> Graph:
     """Read a graph ``.npz``; ``comp`` is its compression suffix or None.
 
-    ``directed`` and ``rule`` (the ``weights=`` rule) are those of
-    :func:`graphpar.io.read_graph`.
+    ``directed``, ``rule`` (the ``weights=`` rule) and ``progress`` (the bytes
+    of the arrays read) are those of :func:`graphpar.io.read_graph`.
 
     Examples
     --------
@@ -59,10 +62,10 @@ def read_npz(path, comp: str | None, directed: bool | None, rule: str) -> Graph:
     name = os.fspath(path)
     if comp is None:
         with open(path, "rb") as f:
-            arrays = _npz_arrays(f, name, os.fstat(f.fileno()).st_size)
+            arrays = _npz_arrays(f, name, os.fstat(f.fileno()).st_size, progress)
     else:
-        data = read_decompressed(path, comp)
-        arrays = _npz_arrays(_pyio.BytesIO(data), name, data.size)
+        data = read_decompressed(path, comp, progress=progress)
+        arrays = _npz_arrays(_pyio.BytesIO(data), name, data.size, progress)
     version = int(arrays["format_version"][()])
     if version > NPZ_VERSION:
         raise GraphFormatError(
@@ -78,7 +81,7 @@ def read_npz(path, comp: str | None, directed: bool | None, rule: str) -> Graph:
             f"n={n}"
         )
     try:
-        g = Graph(indptr, indices, weights, directed=True)
+        g = Graph(indptr, indices, weights, directed=True, labels=arrays.get("labels"))
     except (ValueError, TypeError) as exc:
         raise GraphFormatError(f"{name}: invalid graph arrays: {exc}") from None
     k, code = first_bad_weight(g.weights, rule)
@@ -139,7 +142,7 @@ def _first_unpaired_edge(g: Graph) -> int:
     return int(a) if mine < theirs else int(b)
 
 
-def _npz_arrays(f, name: str, archive_size: int) -> dict:
+def _npz_arrays(f, name: str, archive_size: int, progress: bool | None = False) -> dict:
     """Load the graph arrays of an ``.npz``, checking every declared size before reading."""
     if not zipfile.is_zipfile(f):
         raise GraphFormatError(f"{name}: not a valid .npz file (not a zip archive)")
@@ -154,10 +157,17 @@ def _npz_arrays(f, name: str, archive_size: int) -> dict:
                     f"{name}: not a graphpar .npz graph: expected the arrays "
                     f"{', '.join(_NPZ_KEYS)}, missing {', '.join(missing)}"
                 )
-            headers = {k: _npy_header(zf, found[k], k, name, archive_size) for k in _NPZ_KEYS}
-            check_memory(sum(h[3] for h in headers.values()), what="the .npz arrays",
-                         source=name)
-            return {k: _npy_data(zf, found[k], headers[k], k, name) for k in _NPZ_KEYS}
+            found.update({k: members[m] for k in _NPZ_OPTIONAL
+                          for m in (f"{k}.npy", k) if m in members})
+            headers = {k: _npy_header(zf, found[k], k, name, archive_size) for k in found}
+            total = sum(h[3] for h in headers.values())
+            check_memory(total, what="the .npz arrays", source=name)
+            from graphpar.progress import progress as report
+
+            with report(total, f"reading {os.path.basename(name)}", unit="B",
+                        enabled=progress) as bar:
+                return {k: _npy_data(zf, found[k], headers[k], k, name, bar)
+                        for k in found}
     except (GraphFormatError, LimitError):
         raise
     except _ZIP_ERRORS as exc:
@@ -224,7 +234,7 @@ def _npy_header(zf, info, key, name, archive_size):
     return shape, fortran, dtype, nbytes
 
 
-def _npy_data(zf, info, header, key, name) -> np.ndarray:
+def _npy_data(zf, info, header, key, name, bar) -> np.ndarray:
     shape, fortran, dtype, nbytes = header
     data = bytearray(nbytes)
     view = memoryview(data)
@@ -237,6 +247,7 @@ def _npy_data(zf, info, header, key, name) -> np.ndarray:
                 break
             view[got:got + len(piece)] = piece
             got += len(piece)
+            bar.update(len(piece))
     if got < nbytes:
         raise GraphFormatError(
             f"{name}: array {key!r} ends after {got} of its {nbytes} bytes (truncated file)"
@@ -269,11 +280,19 @@ def write_npz(g: Graph, path, comp: str | None) -> None:
         indptr=g.indptr, indices=g.indices, weights=g.weights, n=np.int64(g.n),
         directed=np.bool_(g.directed), format_version=np.int64(NPZ_VERSION),
     )
+    if g.labels is not None:
+        if g.labels.dtype == object:
+            raise TypeError("the graph's labels are Python objects (such as tuples), which "
+                            ".npz cannot store without pickle; give it string or integer labels "
+                            "(g.with_labels(...)) first")
+        arrays["labels"] = g.labels
+    # open_output writes atomically; a file object, since savez would append ".npz"
+    # to a name
     if comp is not None:
         mem = _pyio.BytesIO()  # zip archives need a seekable file
         np.savez(mem, **arrays)
-        with open_binary(path, "wb") as f:
+        with open_output(path) as f:
             f.write(mem.getvalue())
     else:
-        with open(path, "wb") as f:  # a file object: savez would append ".npz" to a name
+        with open_output(path) as f:
             np.savez(f, **arrays)

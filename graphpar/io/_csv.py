@@ -1,0 +1,543 @@
+"""CSV and TSV edge lists with a header of column names: reading, writing, and vertex ids.
+
+A file such as ::
+
+    from,to,km
+    Rome,Florence,273.5
+    Florence,Pisa,85.2
+
+is read by :func:`read_csv_graph` (through :func:`graphpar.io.read_graph`,
+``format="csv"`` or ``"tsv"``, or the suffixes ``.csv`` and ``.tsv``,
+optionally compressed). Columns are chosen by name (or 0-based position):
+``source`` and ``target`` default to the first two columns; ``weight`` to the
+column named ``weight`` when there is one, else the third column of a file
+with exactly three (as ``u v w`` edge lists have it), else none: every edge
+weighs 1, as with ``weight=False``.
+
+Vertex ids:
+
+* When every id is a non-negative integer, the ids are the vertex numbers, as
+  in the other edge-list formats (``n = max id + 1``); a graph whose largest
+  id is far above the number of ids present warns and suggests
+  ``relabel=True``, which numbers the ids present ``0 .. k-1`` in increasing
+  order and keeps them as ``g.labels`` (int64).
+* Otherwise every id is a string label (``"Rome"``, ``"007"``, ``"-1"``): the
+  labels are numbered in order of first appearance (row by row, source before
+  target, as networkx numbers the nodes of an edge list) and kept as
+  ``g.labels`` (unicode).
+
+Fields are separated by ``,`` (CSV) or a tab (TSV); spaces around a field are
+not part of it; a field may be quoted with ``"`` (RFC 4180, ``""`` for a
+quote), and blank lines are skipped. Every error names the file, the 1-based
+line and the column. The whole (decompressed) file is held once; files
+without quotes are split by vectorised numpy passes, quoted ones by Python's
+:mod:`csv` module.
+
+:func:`compact_ids` is the one rule for numeric ids (``relabel`` and the
+sparse-id warning), shared with the whitespace edge lists (``.el``, ``.wel``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io as _pyio
+import os
+import warnings
+
+import numpy as np
+
+from graphpar._graph import Graph, graph_from_edges, label_array
+from graphpar.errors import GraphFormatError
+from graphpar.io._compression import open_output, read_decompressed
+from graphpar.io._text import bad_weight_message, first_bad_weight
+from graphpar.limits import check_memory, check_vertex_count
+
+__all__ = [
+    "CSV_DELIMITERS", "read_csv_graph", "write_csv_graph", "compact_ids", "warn_labels_dropped",
+]
+
+#: The field separator of each format.
+CSV_DELIMITERS = {"csv": ",", "tsv": "\t"}
+_SEP_NAME = {"csv": "comma", "tsv": "tab"}
+_MAX_DIGITS = 18  # integer ids up to 10**18 - 1 fit int64 exactly
+# the sparse-id warning: at least this many ids absent, and more absent than present
+_SPARSE_MIN = 1000
+
+
+def _show(text, limit: int = 40) -> str:
+    text = str(text)
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+# ----------------------------------------------------------------------------- header
+def _header(buf: np.ndarray, name: str, fmt: str) -> tuple[list[str], int]:
+    """The column names and the offset of the body (the byte after the header line)."""
+    nl = np.flatnonzero(buf[: 1 << 20] == 10)
+    end = int(nl[0]) if nl.size else (buf.size if buf.size <= 1 << 20 else -1)
+    if end < 0:
+        raise GraphFormatError(f"{name}: line 1: the header line is longer than 1 MiB "
+                               "(expected column names)")
+    raw = buf[:end].tobytes()
+    start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0  # a UTF-8 byte-order mark
+    try:
+        text = raw[start:].decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError as exc:
+        raise GraphFormatError(f"{name}: line 1: not UTF-8 text (byte 0x{raw[exc.start]:02x}); "
+                               "save the file as UTF-8") from None
+    if not text.strip():
+        what = "empty file" if buf.size == 0 else "blank first line"
+        raise GraphFormatError(f"{name}: line 1: {what} (expected a header of column names, "
+                               f"such as source{CSV_DELIMITERS[fmt]}target)")
+    names = [c.strip() for c in next(csv.reader([text], delimiter=CSV_DELIMITERS[fmt]))]
+    if len(names) < 2:
+        other = "tab" if fmt == "csv" and "\t" in text else (
+            "comma" if fmt == "tsv" and "," in text else None)
+        hint = (f"; the line holds {other}s: give format={'tsv' if other == 'tab' else 'csv'!r}"
+                if other else "")
+        if not other and len(text.split()) > 1:
+            hint = ("; for an edge list separated by spaces, without a header, give "
+                    "format='el' (or 'wel')")
+        raise GraphFormatError(
+            f"{name}: line 1: the header has one column ({_show(text)}); a {fmt.upper()} edge "
+            f"list needs at least a source and a target column, {_SEP_NAME[fmt]}-separated"
+            f"{hint}")
+    for j, nm in enumerate(names):
+        if nm == "":
+            raise GraphFormatError(f"{name}: line 1, column {j + 1}: empty column name")
+    return names, end + 1
+
+
+def _column(names: list[str], want, role: str, default, name: str) -> int | None:
+    """The 0-based position of the column ``want`` (a name or a position), or ``default``."""
+    if want is None:
+        return default
+    if isinstance(want, (bool, np.bool_)):
+        raise TypeError(f"{role} must be a column name or a 0-based column number, got {want!r}")
+    if isinstance(want, (int, np.integer)):
+        if not 0 <= int(want) < len(names):
+            raise ValueError(f"{role}={int(want)} is not a column of {name}: it has "
+                             f"{len(names)} columns")
+        return int(want)
+    if not isinstance(want, str):
+        raise TypeError(f"{role} must be a column name or a 0-based column number, got "
+                        f"{want!r}")
+    hits = [j for j, nm in enumerate(names) if nm == want]
+    if not hits:
+        have = ", ".join(_show(nm) for nm in names[:20])
+        raise ValueError(f"{role}={want!r} is not a column of {name} (its columns: {have})")
+    if len(hits) > 1:
+        raise ValueError(f"{role}={want!r} names {len(hits)} columns of {name} (columns "
+                         f"{', '.join(str(j + 1) for j in hits)}); rename them")
+    return hits[0]
+
+
+# ----------------------------------------------------------------------------- body
+class _Fields:
+    """The tokens of the chosen columns, one per record, and each record's file line."""
+
+    def __init__(self, tokens: dict[int, np.ndarray], lines: np.ndarray):
+        self.tokens = tokens  # column -> S or U array
+        self.lines = lines  # int64, 1-based file line of each record
+
+
+def _split_fast(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: str,
+                names: list[str]) -> _Fields:
+    """Split a body without quotes by vectorised passes (delimiters and newlines)."""
+    delim = ord(CSV_DELIMITERS[fmt])
+    size = body.size
+    nl = np.flatnonzero(body == 10)
+    if size and (nl.size == 0 or nl[-1] != size - 1):
+        nl = np.append(nl, size)
+    ends = nl
+    starts = np.zeros_like(ends)
+    starts[1:] = ends[:-1] + 1
+    eff = ends.copy()
+    if ends.size:
+        cr = (eff > starts) & (body[np.maximum(eff - 1, 0)] == 13)
+        eff[cr] -= 1
+    d = np.flatnonzero(body == delim)
+    check_memory(8 * (d.size + 8 * ends.size) + 3 * size, what="splitting the CSV file",
+                 source=name)
+    after = np.searchsorted(d, ends)  # delimiters before each line end
+    before = np.zeros_like(after)
+    before[1:] = after[:-1]
+    bad = (after - before) != ncol - 1
+    keep = slice(None)
+    if bad.any():
+        blank = eff == starts
+        for k in np.flatnonzero(bad & ~blank):
+            if body[starts[k]:eff[k]].tobytes().strip():
+                found = int(after[k] - before[k]) + 1
+                raise GraphFormatError(
+                    f"{name}: line {int(k) + 2}: expected {ncol} {_SEP_NAME[fmt]}-separated "
+                    f"fields (as in the header), found {found}")
+            blank[k] = True
+        keep = ~blank
+        starts, eff, before = starts[keep], eff[keep], before[keep]
+    lines = (np.flatnonzero(keep) if not isinstance(keep, slice)
+             else np.arange(ends.size)).astype(np.int64) + 2
+    tokens = {}
+    for j in want:
+        s = starts if j == 0 else d[before + j - 1] + 1
+        e = d[before + j] if j < ncol - 1 else eff
+        s, e = _strip(body, s, e)
+        tokens[j] = _token_array(body, s, e, name, names[j])
+    return _Fields(tokens, lines)
+
+
+def _strip(body: np.ndarray, s: np.ndarray, e: np.ndarray):
+    """Move ``[s, e)`` past spaces and tabs at both ends (a few vectorised passes)."""
+    last = max(body.size - 1, 0)
+    while True:
+        c = body[np.minimum(s, last)]
+        more = (s < e) & ((c == 32) | (c == 9))
+        if not more.any():
+            break
+        s = s + more
+    while True:
+        c = body[np.clip(e - 1, 0, last)]
+        more = (e > s) & ((c == 32) | (c == 9))
+        if not more.any():
+            break
+        e = e - more
+    return s, e
+
+
+def _token_array(body: np.ndarray, s: np.ndarray, e: np.ndarray, name: str,
+                 column: str) -> np.ndarray:
+    """The tokens ``body[s:e]`` as a fixed-width bytes array (``S<width>``)."""
+    width = e - s
+    top = int(width.max()) if width.size else 1
+    top = max(top, 1)
+    check_memory(width.size * top, what=f"the column {_show(column)} ({width.size} fields of "
+                 f"up to {top} bytes)", source=name)
+    mat = np.zeros((width.size, top), dtype=np.uint8)
+    for k in range(top):
+        sel = np.flatnonzero(width > k)
+        mat[sel, k] = body[s[sel] + k]
+    return mat.view(f"S{top}").reshape(-1)
+
+
+def _split_csv_module(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: str,
+                      names: list[str]) -> _Fields:
+    """Split a body with quoted fields by Python's csv module (RFC 4180 quoting)."""
+    raw = body.tobytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 2
+        raise GraphFormatError(f"{name}: line {line}: not UTF-8 text (byte "
+                               f"0x{raw[exc.start]:02x}); save the file as UTF-8") from None
+    del raw
+    cols: dict[int, list[str]] = {j: [] for j in want}
+    lines: list[int] = []
+    reader = csv.reader(_pyio.StringIO(text, newline=""), delimiter=CSV_DELIMITERS[fmt],
+                        skipinitialspace=True)
+    start = 2
+    try:
+        for row in reader:
+            line = start
+            start = reader.line_num + 2
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != ncol:
+                raise GraphFormatError(
+                    f"{name}: line {line}: expected {ncol} {_SEP_NAME[fmt]}-separated fields "
+                    f"(as in the header), found {len(row)}")
+            for j in want:
+                cols[j].append(row[j].strip())
+            lines.append(line)
+    except csv.Error as exc:
+        raise GraphFormatError(f"{name}: line {start}: {exc} (a field that opens a quote "
+                               "must close it)") from None
+    tokens = {j: np.array(v, dtype=str) if v else np.empty(0, dtype="U1")
+              for j, v in cols.items()}
+    return _Fields(tokens, np.array(lines, dtype=np.int64))
+
+
+def _empty_check(tok: np.ndarray, lines: np.ndarray, name: str, column: str, what: str):
+    empty = np.char.str_len(tok) == 0
+    if empty.any():
+        k = int(np.argmax(empty))
+        raise GraphFormatError(f"{name}: line {int(lines[k])}, column {_show(column)}: empty "
+                               f"{what}")
+
+
+def _as_ints(tok: np.ndarray) -> np.ndarray | None:
+    """The tokens as int64 when every one is a non-negative integer of at most 18 digits."""
+    if tok.dtype.kind == "U":
+        try:
+            tok = np.char.encode(tok, "ascii")
+        except UnicodeEncodeError:
+            return None
+    width = tok.dtype.itemsize
+    if width > _MAX_DIGITS or tok.size == 0:
+        return None if width > _MAX_DIGITS else np.zeros(0, dtype=np.int64)
+    mat = np.ascontiguousarray(tok).view(np.uint8).reshape(tok.size, width)
+    length = np.char.str_len(tok)
+    pad = np.arange(width) >= length[:, None]
+    if not (((mat >= 48) & (mat <= 57)) | pad).all():
+        return None
+    val = np.zeros(tok.size, dtype=np.int64)
+    for k in range(width):
+        digit = mat[:, k].astype(np.int64) - 48
+        val = np.where(length > k, val * 10 + digit, val)
+    return val
+
+
+def _weights(tok: np.ndarray, lines: np.ndarray, name: str, column: str,
+             rule: str, chosen: bool = False) -> np.ndarray:
+    """Parse the weight tokens; errors name the line, the column and the token."""
+    _empty_check(tok, lines, name, column, "weight (every edge needs one)")
+    w = None
+    if not (tok.dtype.kind == "S" and (tok.view(np.uint8) == ord("_")).any()):
+        try:
+            w = tok.astype(np.float64)
+        except ValueError:
+            w = None
+    if w is None:  # find the first token that is not a number
+        for k, x in enumerate(tok.tolist()):
+            t = x.decode("utf-8", "replace") if isinstance(x, bytes) else x
+            try:
+                if "_" in t or not t.isascii():
+                    raise ValueError
+                float(t)
+            except ValueError:
+                hint = ("; it was taken as the weight column by default: pass weight=False "
+                        "for unweighted edges, or weight=<column>") if chosen else ""
+                raise GraphFormatError(
+                    f"{name}: line {int(lines[k])}, column {_show(column)}: expected a number "
+                    f"(the edge weight), got {_show(t)}{hint}") from None
+    k, code = first_bad_weight(w, rule)
+    if k >= 0:
+        t = tok[k]
+        t = t.decode("utf-8", "replace") if isinstance(t, bytes) else str(t)
+        raise GraphFormatError(f"{name}: line {int(lines[k])}, column {_show(column)}: "
+                               f"{bad_weight_message(code, t, 'the edge of this line')}")
+    return w
+
+
+def _decode_labels(labels: np.ndarray, codes: np.ndarray, lines: np.ndarray,
+                   name: str) -> np.ndarray:
+    if labels.dtype.kind != "S":
+        return labels
+    try:
+        return np.char.decode(labels, "utf-8")
+    except UnicodeDecodeError:
+        for i, x in enumerate(labels.tolist()):
+            try:
+                x.decode("utf-8")
+            except UnicodeDecodeError:
+                k = int(np.argmax(codes == i))
+                raise GraphFormatError(f"{name}: line {int(lines[k // 2])}: the id {x!r} is "
+                                       "not UTF-8 text; save the file as UTF-8") from None
+        raise  # pragma: no cover - some label failed above
+
+
+def _string_ids(src: np.ndarray, dst: np.ndarray):
+    """Codes and labels of string ids, numbered in order of first appearance (source first)."""
+    both_w = max(src.dtype.itemsize, dst.dtype.itemsize)
+    kind = src.dtype.kind
+    if kind == "U":
+        both_w //= 4
+    both = np.empty(2 * src.size, dtype=f"{kind}{max(both_w, 1)}")
+    both[0::2], both[1::2] = src, dst
+    uniq, first, inv = np.unique(both, return_index=True, return_inverse=True)
+    perm = np.argsort(first, kind="stable")
+    rank = np.empty(perm.size, dtype=np.int64)
+    rank[perm] = np.arange(perm.size, dtype=np.int64)
+    codes = rank[inv.reshape(-1)]
+    return codes, uniq[perm]
+
+
+def read_csv_graph(path, comp: str | None, fmt: str, *, directed: bool | None = None,
+                   weights: str = "any", source=None, target=None, weight=None,
+                   relabel: bool = False, progress: bool | None = False) -> Graph:
+    """Read a CSV (``fmt="csv"``) or TSV (``"tsv"``) edge list with a header of column names.
+
+    The arguments are those of :func:`graphpar.io.read_graph` (``comp`` the
+    compression suffix or None); see the module docstring for the rules.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "roads.csv")
+    >>> _ = open(f, "w").write("from,to,km\\nRome,Florence,273.5\\nFlorence,Pisa,85.2\\n")
+    >>> g = read_csv_graph(f, None, "csv", source="from", target="to", weight="km")
+    >>> g.labels, g.weights
+    (array(['Rome', 'Florence', 'Pisa'], dtype='<U8'), array([273.5,  85.2]))
+    >>> read_csv_graph(f, None, "csv", weight="miles")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: weight='miles' is not a column of .../roads.csv (its columns: 'from', 'to', 'km')
+    """
+    name = os.fspath(path)
+    buf = read_decompressed(path, comp, progress=progress)
+    names, offset = _header(buf, name, fmt)
+    ncol = len(names)
+    js = _column(names, source, "source", 0, name)
+    jt = _column(names, target, "target", 1, name)
+    named = [j for j, nm in enumerate(names) if nm.lower() == "weight"]
+    auto = named[0] if len(named) == 1 else (2 if ncol == 3 and not named else None)
+    jw = None if weight is False else _column(names, weight, "weight", auto, name)
+    if weight is None and jw in (js, jt):
+        jw = None
+    if js == jt:
+        raise ValueError(f"source and target are the same column ({_show(names[js])}) of {name}")
+    want = sorted({js, jt} | ({jw} if jw is not None else set()))
+    body = buf[offset:]
+    nul = np.flatnonzero(body == 0)
+    if nul.size:
+        line = int(np.count_nonzero(body[: nul[0]] == 10)) + 2
+        raise GraphFormatError(f"{name}: line {line}: a NUL byte (not a text file?)")
+    if (body == ord('"')).any():
+        fields = _split_csv_module(body, fmt, ncol, want, name, names)
+    else:
+        fields = _split_fast(body, fmt, ncol, want, name, names)
+    del buf, body
+    lines = fields.lines
+    src_tok, dst_tok = fields.tokens[js], fields.tokens[jt]
+    _empty_check(src_tok, lines, name, names[js], "source id")
+    _empty_check(dst_tok, lines, name, names[jt], "target id")
+    m = src_tok.size
+    w = np.ones(m) if jw is None else _weights(fields.tokens[jw], lines, name, names[jw],
+                                               weights, chosen=weight is None)
+    src, dst = _as_ints(src_tok), _as_ints(dst_tok)
+    labels = None
+    if src is not None and dst is not None:
+        top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        if not relabel and top > 0:
+            hit = int(np.argmax((src == top - 1) | (dst == top - 1)))
+            check_vertex_count(top, edges=m, source=f"{name}: line {int(lines[hit])}",
+                               what=f"has vertex id {top - 1}, so needs")
+        src, dst, n, labels = compact_ids(src, dst, top, relabel=relabel, path=name,
+                                          stacklevel=4)
+    else:
+        codes, labels = _string_ids(src_tok, dst_tok)
+        labels = _decode_labels(labels, codes, lines, name)
+        labels = label_array(labels)
+        src, dst, n = codes[0::2], codes[1::2], labels.size
+    del fields, src_tok, dst_tok
+    try:
+        return graph_from_edges(src, dst, w, n, directed is not False, labels=labels)
+    except MemoryError:
+        raise MemoryError(f"{name}: the graph has {n} vertices and {m} edges, more than this "
+                          "machine can hold") from None
+
+
+# ----------------------------------------------------------------------------- numeric ids
+def compact_ids(src: np.ndarray, dst: np.ndarray, n: int, *, relabel: bool, path: str,
+                declared: int | None = None, stacklevel: int = 3):
+    """The one rule for numeric vertex ids: ``(src, dst, n, labels)``.
+
+    With ``relabel`` the ids present are numbered ``0 .. k-1`` in increasing
+    order and returned as ``labels`` (int64, ``labels[i]`` the id of vertex
+    ``i``). Otherwise the ids are the vertex numbers (``labels`` None), and a
+    graph whose ``n`` vertices are mostly absent from every edge (more absent
+    than present, and at least 1000) gets a ``UserWarning`` that suggests
+    ``relabel=True``, unless the file declared ``n`` itself (``declared``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> src, dst, n, labels = compact_ids(np.array([1000000]), np.array([2000000]), 2000001,
+    ...                                   relabel=True, path="x.el")
+    >>> src, dst, n, labels
+    (array([0]), array([1]), 2, array([1000000, 2000000]))
+    """
+    if relabel:
+        both = np.concatenate([src, dst])
+        labels, inv = np.unique(both, return_inverse=True)
+        inv = inv.reshape(-1).astype(np.int64, copy=False)
+        return inv[: src.size], inv[src.size:], int(labels.size), labels.astype(np.int64)
+    if n > _SPARSE_MIN and (declared is None or declared < n):
+        present = np.zeros(n, dtype=bool)
+        present[src] = True
+        present[dst] = True
+        k = int(np.count_nonzero(present))
+        if n - k > max(k, _SPARSE_MIN):
+            warnings.warn(
+                f"{path}: the largest vertex id is {n - 1} but only {k} distinct ids appear "
+                f"in the edges, so the graph has {n} vertices, {n - k} of them in no edge; "
+                f"read it with relabel=True to number the ids present 0 to {k - 1} (g.labels "
+                "keeps the ids)", UserWarning, stacklevel=stacklevel)
+    return src, dst, int(n), None
+
+
+# ----------------------------------------------------------------------------- writer
+def warn_labels_dropped(g: Graph, fmt: str, path, stacklevel: int = 3) -> None:
+    """Warn that a format without labels writes a labelled graph's vertex numbers only.
+
+    Integer labels ``0 .. n-1`` in order are the vertex numbers: no warning.
+
+    Examples
+    --------
+    >>> warn_labels_dropped(Graph.from_edges([0], [1], labels=[0, 1]), "gr", "g.gr")
+    """
+    labels = g.labels
+    if labels is None or (labels.dtype.kind in "iu"
+                          and np.array_equal(labels, np.arange(g.n))):
+        return
+    warnings.warn(f"{os.fspath(path)}: a {fmt!r} file has no vertex labels: the graph's "
+                  "labels are not written, only the vertex numbers (write .csv or .npz to "
+                  "keep them)", UserWarning, stacklevel=stacklevel)
+
+
+def _quote(text: str, delim: str) -> str:
+    if any(c in text for c in (delim, '"', "\n", "\r")) or text != text.strip():
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def write_csv_graph(g: Graph, path, fmt: str) -> None:
+    """Write a graph as a CSV/TSV edge list: ``source,target,weight``, one edge per line.
+
+    Vertices are written as their labels (quoted when needed) or, unlabelled,
+    as their numbers; weights in Python's shortest round-trip form, so that
+    :func:`graphpar.io.read_graph` gives back the same graph. An undirected
+    graph is written with each edge once (``u <= v``): read it back with
+    ``directed=False``. An integer-labelled graph reads back with
+    ``relabel=True``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> g = Graph.from_edges([0, 1], [1, 2], [2.5, 1.0], labels=["a", "b,c", "d"])
+    >>> f = os.path.join(tempfile.mkdtemp(), "g.csv")
+    >>> write_csv_graph(g, f, "csv")
+    >>> print(open(f).read())
+    source,target,weight
+    a,"b,c",2.5
+    "b,c",d,1.0
+    <BLANKLINE>
+    """
+    delim = CSV_DELIMITERS[fmt]
+    rows, cols, w = g.row_ids(), g.indices, g.weights
+    if not g.directed:
+        keep = rows <= cols
+        rows, cols, w = rows[keep], cols[keep], w[keep]
+    labels = g.labels
+    if labels is not None and labels.dtype.kind in "iu" and (labels >= 0).all():
+        rows, cols, labels = labels[rows], labels[cols], None  # ids as numbers
+    elif labels is not None and labels.dtype.kind != "U":
+        warnings.warn(f"{os.fspath(path)}: the labels ({labels.dtype} array) are written as "
+                      "text and read back as string labels", UserWarning, stacklevel=3)
+    if labels is None:
+        from graphpar.io._text import format_records
+
+        body = format_records(b"", rows, cols, w, 0, True)
+        body = body.replace(b" ", delim.encode())
+    else:
+        if labels.dtype.kind == "f":
+            text = [repr(float(x)) for x in labels.tolist()]
+        else:
+            text = [str(x) for x in labels.tolist()]
+        text = [_quote(t, delim) for t in text]
+        if any(t == "" for t in text):
+            raise ValueError("a vertex label is the empty string, which a CSV file cannot hold")
+        wt = [repr(x) for x in w.tolist()]
+        body = "".join(f"{text[u]}{delim}{text[v]}{delim}{x}\n" for u, v, x in
+                       zip(rows.tolist(), cols.tolist(), wt, strict=True)).encode("utf-8")
+    with open_output(path) as f:
+        f.write(f"source{delim}target{delim}weight\n".encode())
+        f.write(body)
