@@ -61,20 +61,34 @@ def test_early_stopping_flag(capsys):
     assert got["epochs"] < 300
 
 
-def test_text_output_without_tty():
-    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
+def test_text_output_and_plain_progress_lines_without_tty():
+    env = dict(os.environ, GRAPHPAR_NUM_THREADS="1", GRAPHPAR_PROGRESS_INTERVAL="0")
     p = subprocess.run([*graphpar_cmd(), "gcn", "--dataset", "sbm", "--epochs", "20"],
                        capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr
-    assert "\r" not in p.stdout and "[#" not in p.stdout
+    assert "\r" not in p.stdout and "training GCN" not in p.stdout
     assert "test accuracy" in p.stdout and "20 epochs in" in p.stdout
+    # progress on stderr as whole lines, the last one the finished bar
+    assert "\r" not in p.stderr and "\x1b" not in p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("training GCN")]
+    assert len(lines) >= 2 and "20/20" in lines[-1] and "100%" in lines[-1], p.stderr
+    quiet = subprocess.run([*graphpar_cmd(), "gcn", "--dataset", "sbm", "--epochs", "20",
+                            "--quiet"], capture_output=True, text=True, timeout=300, env=env)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert "test accuracy" in quiet.stdout
 
 
 def test_progress_bar_on_tty():
+    import fcntl
+    import struct
+    import termios
+
     leader, follower = pty.openpty()
+    # a fresh pty is 0 columns wide; give it a terminal's size
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     env = dict(os.environ, GRAPHPAR_NUM_THREADS="1")
     p = subprocess.Popen([*graphpar_cmd(), "gcn", "--dataset", "sbm", "--epochs", "15"],
-                         stdout=follower, stderr=subprocess.PIPE, env=env)
+                         stdout=subprocess.PIPE, stderr=follower, env=env)
     os.close(follower)
     chunks = []
     try:
@@ -87,11 +101,12 @@ def test_progress_bar_on_tty():
                 break
             chunks.append(data)
     finally:
-        p.wait(timeout=300)
+        out = p.communicate(timeout=300)[0].decode()
         os.close(leader)
     text = b"".join(chunks).decode()
     assert p.returncode == 0
-    assert "\repoch 15/15 [" in text and "test accuracy" in text
+    assert "training GCN" in text and "15/15" in text and "\r" in text  # a live bar
+    assert "test accuracy" in out and "training GCN" not in out
 
 
 def test_errors(capsys, tmp_path):
@@ -149,3 +164,177 @@ def test_numeric_options_refused_before_loading(capsys, tmp_path, argv, needle, 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines() == [f"graphpar: error: {needle}"]
+
+
+# ---------------------------------------------------------------- the user's own data
+def user_files(tmp_path, *, index_split=True, sparse=False, seed=0):
+    """A planted graph as the files a user has: edge list, features, labels, split."""
+    import scipy.sparse as sp
+    from test_gcn_model import planted
+
+    from graphpar import write_graph
+
+    A, X, y, tr, va, te = planted(np.random.default_rng(seed))
+    write_graph(sp.csr_array(A), tmp_path / "g.mtx")
+    if sparse:
+        sp.save_npz(tmp_path / "X.npz", sp.csr_array(X))
+    else:
+        np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    masks = {"train": tr, "val": va, "test": te}
+    if index_split:
+        masks = {k: np.flatnonzero(m) for k, m in masks.items()}
+    np.savez(tmp_path / "split.npz", **masks)
+    paths = {"graph": str(tmp_path / "g.mtx"),
+             "features": str(tmp_path / ("X.npz" if sparse else "X.npy")),
+             "labels": str(tmp_path / "y.npy"), "split": str(tmp_path / "split.npz")}
+    return (A, X, y, tr, va, te), paths
+
+
+def user_argv(paths, *extra):
+    return ["gcn", "--graph", paths["graph"], "--features", paths["features"], "--labels",
+            paths["labels"], "--split", paths["split"], *extra]
+
+
+@pytest.mark.parametrize("index_split, sparse", [(True, False), (False, True)])
+def test_user_data_trains_as_the_python_api(capsys, tmp_path, index_split, sparse):
+    import csv
+
+    from graphpar import GCN, read_graph
+
+    (A, X, y, tr, va, te), paths = user_files(tmp_path, index_split=index_split,
+                                              sparse=sparse)
+    out = {k: str(tmp_path / f) for k, f in (("model", "m.npz"), ("pred", "p.npy"),
+                                              ("hist", "h.csv"))}
+    assert main(user_argv(paths, "--epochs", "100", "--seed", "2", "--json", "--save-model",
+                          out["model"], "-o", out["pred"], "--history", out["hist"])) == 0
+    got = json.loads(capsys.readouterr().out)
+    import scipy.sparse as sp
+
+    ref = train_gcn(A, sp.csr_array(X) if sparse else X, y, tr, va, te, epochs=100, seed=2)
+    for key in ("train_accuracy", "val_accuracy", "test_accuracy"):
+        assert got[key] == pytest.approx(getattr(ref, key)), key
+    assert got["vertices"] == 120 and got["classes"] == 3 and got["dataset"] == paths["graph"]
+    assert ref.test_accuracy > 0.5  # it learned: chance is 1/3
+    # the saved model, reloaded, predicts what --output holds; both equal the reference's
+    model = GCN.load(out["model"])
+    pred = np.load(out["pred"], allow_pickle=False)
+    assert pred.dtype == np.int64 and pred.shape == (120,)
+    np.testing.assert_array_equal(pred, model.predict(read_graph(paths["graph"]), X))
+    np.testing.assert_array_equal(pred, ref.model.predict(A, X))
+    assert np.mean(pred[te] == y[te]) == pytest.approx(got["test_accuracy"])
+    with open(out["hist"], newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["epoch"]) for r in rows] == list(range(1, 101))
+    for key in ("loss", "train_accuracy", "val_loss", "val_accuracy"):
+        assert [float(r[key]) for r in rows] == ref.history[key], key
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert leftovers == []  # atomic writes leave no temporary files
+
+
+def test_plot_writes_a_png(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    _, paths = user_files(tmp_path)
+    png = tmp_path / "curves.png"
+    assert main(user_argv(paths, "--epochs", "5", "--plot", str(png), "--quiet")) == 0
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 1000
+
+
+def _one_line_error(capsys, argv, *needles):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("graphpar: error: "), captured.err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def test_user_data_errors_name_the_file(capsys, tmp_path):
+    (A, X, y, tr, va, te), paths = user_files(tmp_path)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    np.save(bad / "X.npy", X[:80])
+    _one_line_error(capsys, user_argv(dict(paths, features=str(bad / "X.npy"))),
+                    str(bad / "X.npy"), "has 80 rows but the graph has 120 vertices")
+    np.save(bad / "X1.npy", X[0])
+    _one_line_error(capsys, user_argv(dict(paths, features=str(bad / "X1.npy"))),
+                    "X1.npy must be 2-D")
+    Xn = X.copy()
+    Xn[7, 2] = np.inf
+    np.save(bad / "Xn.npy", Xn)
+    _one_line_error(capsys, user_argv(dict(paths, features=str(bad / "Xn.npy"))),
+                    "Xn.npy contains inf (row 7, column 2)")
+    np.save(bad / "yf.npy", y.astype(float))
+    _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "yf.npy"))),
+                    "yf.npy must be integers", "float64")
+    np.save(bad / "ys.npy", y[:50])
+    _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "ys.npy"))),
+                    "ys.npy must have shape (120,)", "got shape (50,)")
+    yneg = y.copy()
+    yneg[np.flatnonzero(te)[3]] = -1
+    np.save(bad / "yneg.npy", yneg)
+    _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "yneg.npy"))),
+                    "yneg.npy: vertex", "has label -1 but is in 'test' of", "split.npz")
+    for name, masks, needles in [
+        ("range", {"train": [0, 120]}, ["range.npz: 'train' lists vertex 120", "outside [0, 120)"]),
+        ("neg", {"train": [0], "val": [-3]}, ["neg.npz: 'val' lists vertex -3"]),
+        ("short", {"train": tr[:10]}, ["short.npz: 'train' must have shape (120,)"]),
+        ("dup", {"train": [4, 5, 4]}, ["dup.npz: 'train' lists vertex 4 twice"]),
+        ("zeroone", {"train": tr.astype(int)}, ["a 0/1 mask must be boolean"]),
+        ("float", {"train": [1.0, 2.0]}, ["float.npz: 'train' must be a boolean mask",
+                                           "float64"]),
+        ("none", {"train": np.zeros(120, bool)}, ["none.npz: 'train' selects no vertices"]),
+        ("nokey", {"train_mask": tr}, ["nokey.npz: needs 'train'", "'train_mask'"]),
+        ("big", {"train": np.arange(1000)}, ["big.npz: 'train' has shape (1000,)"]),
+    ]:
+        np.savez(bad / f"{name}.npz", **masks)
+        _one_line_error(capsys, user_argv(dict(paths, split=str(bad / f"{name}.npz"))),
+                        *needles)
+    (bad / "text.npy").write_text("0 1 2\n")
+    _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "text.npy"))),
+                    "text.npy: not a label array saved with numpy.save")
+    np.save(bad / "obj.npy", np.array([1, "a"], dtype=object))
+    _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "obj.npy"))),
+                    "obj.npy: holds Python objects (dtype object)")
+    _one_line_error(capsys, user_argv(dict(paths, features=str(bad / "missing.npy"))),
+                    "missing.npy")
+
+
+def test_option_combinations_and_outputs_refused_before_training(capsys, tmp_path):
+    _, paths = user_files(tmp_path)
+    _one_line_error(capsys, ["gcn", "--graph", paths["graph"], "--labels", paths["labels"]],
+                    "--graph needs --features, --split too")
+    _one_line_error(capsys, ["gcn", "--dataset", "sbm", "--features", paths["features"]],
+                    "--features go with --graph, not --dataset")
+    _one_line_error(capsys, ["gcn", "--dataset", "sbm", "--graph", paths["graph"]],
+                    "not allowed with argument")
+    missing = tmp_path / "no" / "such" / "m.npz"
+    _one_line_error(capsys, user_argv(paths, "--save-model", str(missing)),
+                    "--save-model", "does not exist")
+    same = str(tmp_path / "same")
+    _one_line_error(capsys, user_argv(paths, "--history", same, "-o", same),
+                    "--history and --output name the same file")
+
+
+@pytest.mark.mpi
+def test_user_data_under_mpiexec_equals_serial(tmp_path):
+    from conftest import run_mpiexec
+
+    _, paths = user_files(tmp_path)
+    flags = user_argv(paths, "--epochs", "30", "--json", "--partition", "block")
+    env = {"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    serial = run_mpiexec(None, ["-m", "graphpar", *flags, "-o", str(tmp_path / "s.npy")],
+                         env=env)
+    assert serial.returncode == 0, serial.stderr
+    res = run_mpiexec(2, ["-m", "graphpar", *flags, "-o", str(tmp_path / "m.npy"),
+                          "--save-model", str(tmp_path / "m.npz")], env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    ref = json.loads(serial.stdout.splitlines()[-1])
+    got = json.loads([ln for ln in res.stdout.splitlines() if ln.startswith("{")][-1])
+    for key in ("train_accuracy", "val_accuracy", "test_accuracy", "epochs", "vertices"):
+        assert got[key] == ref[key], key
+    assert got["ranks"] == 2
+    np.testing.assert_array_equal(np.load(tmp_path / "m.npy"), np.load(tmp_path / "s.npy"))
+    assert (tmp_path / "m.npz").stat().st_size > 0

@@ -219,3 +219,178 @@ def test_fuzz_test_index_bytes(fake_folder, raw):
         load_planetoid("citeseer", root=folder, download=False)
     except GraphFormatError as exc:
         assert "ind.citeseer.test.index" in str(exc) and "\n" not in str(exc)
+
+
+# ---------------------------------------------------------------- model files (GCN.load)
+def _npy_bytes(header: dict, payload: bytes = b"\0" * 64) -> bytes:
+    """An .npy whose header says ``header`` (it may declare far more than it holds)."""
+    import io
+
+    from numpy.lib import format as npy
+
+    buf = io.BytesIO()
+    npy.write_array_header_1_0(buf, header)
+    return buf.getvalue() + payload
+
+
+def _zip(path: Path, members: dict) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+    return path
+
+
+def _saved_model(tmp_path: Path) -> tuple[Path, dict]:
+    import io
+
+    from graphpar import GCN
+
+    path = tmp_path / "good.npz"
+    GCN(hidden=(4,)).init_weights(3, 2).save(path)
+    with np.load(path, allow_pickle=False) as npz:
+        members = {}
+        for k in npz.files:
+            buf = io.BytesIO()
+            np.save(buf, npz[k])
+            members[k + ".npy"] = buf.getvalue()
+    return path, members
+
+
+def _config(members: dict) -> dict:
+    import io
+
+    return json.loads(str(np.load(io.BytesIO(members["config.npy"]))))
+
+
+def _with_config(members: dict, **changes) -> dict:
+    import io
+
+    cfg = dict(_config(members), **changes)
+    buf = io.BytesIO()
+    np.save(buf, np.array(json.dumps(cfg)))
+    return dict(members, **{"config.npy": buf.getvalue()})
+
+
+def _with_array(members: dict, key: str, arr) -> dict:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=True)
+    return dict(members, **{key + ".npy": buf.getvalue()})
+
+
+MODEL_CASES = {
+    "not_a_zip": (lambda m: b"hello", "not a model written by GCN.save"),
+    "truncated": (lambda m: "TRUNCATE", "not a model written by GCN.save"),
+    "no_config": (lambda m: {k: v for k, v in m.items() if k != "config.npy"},
+                  "no 'config' entry"),
+    "config_not_json": (lambda m: _with_array(m, "config", np.array("{nope")),
+                        "'config' is not JSON"),
+    "config_not_text": (lambda m: _with_array(m, "config", np.zeros(3)),
+                        "'config' must be text"),
+    "other_format": (lambda m: _with_config(m, format="sklearn"), "does not describe a graphpar"),
+    "version_99": (lambda m: _with_config(m, version=99), "version 99"),
+    "bad_dropout": (lambda m: _with_config(m, dropout=2.0), "'config': dropout must be in"),
+    "bad_dtype": (lambda m: _with_config(m, dtype="int8"), "dtype must be float32 or float64"),
+    "missing_key": (lambda m: _with_array(m, "config", np.array(json.dumps(
+                        {k: v for k, v in _config(m).items() if k != "seed"}))),
+                    "'config' lacks seed"),
+    "wrong_shape": (lambda m: _with_array(m, "weight_0", np.zeros((5, 4), np.float32)),
+                    "'weight_0' must be floats of shape (3, 4), got float32 of shape (5, 4)"),
+    "nan_weight": (lambda m: _with_array(m, "weight_1", np.full((4, 2), np.nan, np.float32)),
+                   "'weight_1' contains nan"),
+    "cached_input": (lambda m: _with_array(m, "X", np.ones((3, 3))), "holds 'X'"),
+    "pickled_member": (lambda m: _with_array(m, "weight_0", np.array([{}] * 12).reshape(3, 4)),
+                       "'weight_0' must be floats"),
+    "header_bomb": (lambda m: dict(m, **{"weight_0.npy": _npy_bytes(
+        {"descr": "<f4", "fortran_order": False, "shape": (10**7, 10**6)})}),
+        "'weight_0' must be floats of shape (3, 4), got float32 of shape (10000000, 1000000)"),
+    "declared_huge": (lambda m: _with_config(m, n_features=10**12), "GRAPHPAR_MAX_MEMORY"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MODEL_CASES))
+def test_hostile_model_files(tmp_path, case):
+    """GCN.load: one ValueError naming the file and what is wrong; nothing unpickled."""
+    from graphpar import GCN
+
+    good, members = _saved_model(tmp_path)
+    make, needle = MODEL_CASES[case]
+    out = make(members)
+    path = tmp_path / "hostile.npz"
+    if out == "TRUNCATE":
+        path.write_bytes(good.read_bytes()[:200])
+    elif isinstance(out, bytes):
+        path.write_bytes(out)
+    else:
+        _zip(path, out)
+    with pytest.raises(ValueError) as info:
+        GCN.load(path)
+    msg = str(info.value)
+    assert msg.startswith(str(path)) and needle in msg and "\n" not in msg, msg
+
+
+def test_model_file_single_array(tmp_path):
+    from graphpar import GCN
+
+    np.save(tmp_path / "w.npy", np.ones(3))
+    with pytest.raises(ValueError, match=r"w\.npy: not a model written by GCN.save"):
+        GCN.load(tmp_path / "w.npy")
+
+
+# ---------------------------------------------------------------- user files (--graph)
+def _user_dir(tmp_path: Path) -> dict:
+    import scipy.sparse as sp
+
+    from graphpar import write_graph
+
+    rng = np.random.default_rng(0)
+    n = 30
+    a = sp.random_array((n, n), density=0.1, rng=rng, format="csr")
+    write_graph(sp.csr_array(((a + a.T) > 0).astype(float)), tmp_path / "g.mtx")
+    np.save(tmp_path / "X.npy", rng.random((n, 5)))
+    np.save(tmp_path / "y.npy", rng.integers(0, 3, n))
+    np.savez(tmp_path / "split.npz", train=np.arange(10), val=np.arange(10, 20))
+    return {k: str(tmp_path / f) for k, f in (("graph", "g.mtx"), ("features", "X.npy"),
+                                              ("labels", "y.npy"), ("split", "split.npz"))}
+
+
+USER_CASES = {
+    # a header that declares 80 TB: memory-mapped, so refused against the file's size
+    "features_header_bomb": ("features", "X.npy", lambda: _npy_bytes(
+        {"descr": "<f8", "fortran_order": False, "shape": (10**12, 10)}),
+        ["X.npy: declares an array of shape (1000000000000, 10)", "holds 64 bytes"]),
+    "labels_header_bomb": ("labels", "y.npy", lambda: _npy_bytes(
+        {"descr": "<i8", "fortran_order": False, "shape": (10**13,)}),
+        ["y.npy: declares an array of shape (10000000000000,)"]),
+    "split_member_bomb": ("split", "split.npz", lambda: {"train.npy": _npy_bytes(
+        {"descr": "<i8", "fortran_order": False, "shape": (10**13,)})},
+        ["split.npz: 'train' has shape (10000000000000,)", "30 vertices"]),
+    "split_pickled": ("split", "split.npz", lambda: {"train.npy": _npy_bytes(
+        {"descr": "|O", "fortran_order": False, "shape": (3,)})}, ["split.npz"]),
+    "features_garbage": ("features", "X.npy", lambda: b"\x93NUMPY garbage" * 10, ["X.npy"]),
+}
+
+
+@pytest.mark.parametrize("ranks", [None, 2])
+@pytest.mark.parametrize("case", sorted(USER_CASES))
+def test_hostile_user_files(tmp_path, case, ranks):
+    paths = _user_dir(tmp_path)
+    opt, name, make, needles = USER_CASES[case]
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    target = hostile / name
+    raw = make()
+    if isinstance(raw, dict):
+        _zip(target, raw)
+    else:
+        target.write_bytes(raw)
+    paths[opt] = str(target)
+    argv = ["gcn", "--epochs", "2", "--quiet"]
+    for key in ("graph", "features", "labels", "split"):
+        argv += [f"--{key}", paths[key]]
+    run = run_capped(argv, ranks=ranks)
+    assert run.returncode == 2, run.output
+    assert_one_line_error(run, str(target), *needles)

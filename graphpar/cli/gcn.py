@@ -1,19 +1,21 @@
-"""``graphpar gcn``: train a two-layer GCN on a Planetoid data set or a generated SBM graph.
+"""``graphpar gcn``: train a two-layer GCN on a Planetoid data set, a generated SBM graph,
+or the user's own graph, features, labels and split.
 
 Serially the model trains with :func:`graphpar.train_gcn`. Under ``mpiexec``
-every rank loads the data set (Planetoid graphs are small; rank 0 first, so
-that it alone downloads), the vertices are partitioned with ``--partition``
-(``metis`` by default when ``pymetis`` is installed, else ``block``) and the
-model trains with :func:`graphpar.mpi.train_gcn`; rank 0
-prints the serial report plus the partition, the halo of one feature column
-and the bytes sent per epoch.
+every rank loads the data (Planetoid graphs are small; rank 0 first, so that it
+alone downloads; ``--graph`` data is read by every rank), the vertices are
+partitioned with ``--partition`` (``metis`` by default when ``pymetis`` is
+installed, else ``block``) and the model trains with
+:func:`graphpar.mpi.train_gcn`; rank 0 prints the serial report plus the
+partition, the halo of one feature column and the bytes sent per epoch, and
+writes the output files (``--save-model``, ``--output``, ``--history``, ``--plot``),
+each atomically.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 
 DATASETS = ("cora", "citeseer", "pubmed", "sbm")
 ENV_PARTITION = "GRAPHPAR_PARTITION"
@@ -33,14 +35,33 @@ def register(sub) -> None:
         help="train a graph convolutional network (Kipf and Welling) and report its accuracy",
         description=(
             "Train a two-layer GCN full batch (Adam, dropout, weight decay on the first "
-            "layer) on a Planetoid citation graph with its public split, or on a generated "
-            "stochastic-block-model graph (--dataset sbm), then print the train, validation "
-            "and test accuracy and the time. Planetoid files are read from --data-dir, else "
-            "$GRAPHPAR_DATA, else ~/.cache/graphpar (in a planetoid/ subfolder or directly), "
-            "and downloaded there when missing (verified against the project's SHA-256 sums)."
+            "layer) and print the train, validation and test accuracy and the time. The "
+            "data is a Planetoid citation graph with its public split, a generated "
+            "stochastic-block-model graph (--dataset sbm), or your own: --graph with "
+            "--features, --labels and --split. Planetoid files are read from --data-dir, "
+            "else $GRAPHPAR_DATA, else ~/.cache/graphpar (in a planetoid/ subfolder or "
+            "directly), and downloaded there when missing (verified against the project's "
+            "SHA-256 sums). Progress goes to stderr: a live bar on a terminal, a plain line "
+            "every few seconds in a log, nothing with --quiet."
         ),
     )
-    p.add_argument("--dataset", required=True, choices=DATASETS, help="data set")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dataset", choices=DATASETS, help="a Planetoid data set, or sbm")
+    src.add_argument("--graph", metavar="FILE",
+                     help="your graph: any file graphpar.read_graph reads (.gr, .mtx, .el, "
+                          ".wel, .npz; compressed or not), one vertex per row of --features")
+    p.add_argument("--features", metavar="FILE",
+                   help="with --graph: the features, an (n, f) .npy array or a scipy sparse "
+                        ".npz (scipy.sparse.save_npz); rows are scaled to sum 1")
+    p.add_argument("--labels", metavar="FILE",
+                   help="with --graph: the integer class of every vertex, an (n,) .npy "
+                        "array (-1, or any negative value, for unlabelled vertices)")
+    p.add_argument("--split", metavar="FILE",
+                   help="with --graph: an .npz holding 'train' and optionally 'val' and "
+                        "'test', each a boolean mask of shape (n,) or an array of vertex "
+                        "indices")
+    p.add_argument("--undirected", action="store_true",
+                   help="with --graph: store every edge of the file both ways")
     p.add_argument("--data-dir", metavar="DIR", default=None,
                    help="folder holding the Planetoid files (default: $GRAPHPAR_DATA, "
                         "then ~/.cache/graphpar)")
@@ -61,7 +82,16 @@ def register(sub) -> None:
         f"${ENV_PARTITION}, else metis when pymetis is installed, else block; metis and "
         "hypergraph need graphpar[partition])",
     )
-    add_shared_options(p, seed=True, json=True)
+    p.add_argument("--save-model", metavar="FILE",
+                   help="write the trained model (weights and configuration) to FILE, an "
+                        ".npz that graphpar.GCN.load reads")
+    p.add_argument("--history", metavar="FILE",
+                   help="write the loss and accuracies of every epoch to FILE (CSV)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="draw the loss and accuracy per epoch to FILE (PNG; needs "
+                        "graphpar[plot])")
+    add_shared_options(p, seed=True, json=True,
+                       output="the predicted class of every vertex (an int64 .npy)")
     p.set_defaults(func=run)
 
 
@@ -102,44 +132,12 @@ def partition_method(args) -> str:
     return method
 
 
-class ProgressBar:
-    """A one-line progress bar over epochs, for ``train_gcn(callback=...)`` on a terminal.
-
-    Examples
-    --------
-    >>> import io
-    >>> bar = ProgressBar(4, io.StringIO())
-    >>> bar(2, {"loss": 0.5, "val_accuracy": 0.75})
-    >>> bar.stream.getvalue()
-    '\\repoch 2/4 [###############...............] loss 0.5000  val acc 0.7500'
-    """
-
-    def __init__(self, total: int, stream):
-        self.total = total
-        self.stream = stream
-
-    def __call__(self, epoch: int, rec: dict) -> None:
-        width = 30
-        done = width * epoch // self.total
-        bar = "#" * done + "." * (width - done)
-        self.stream.write(
-            f"\repoch {epoch:>{len(str(self.total))}}/{self.total} [{bar}] "
-            f"loss {rec['loss']:.4f}  val acc {rec['val_accuracy']:.4f}"
-        )
-        self.stream.flush()
-
-    def close(self) -> None:
-        """Clear the line."""
-        self.stream.write("\r" + " " * 79 + "\r")
-        self.stream.flush()
-
-
 # The numeric options and the train_gcn parameters they set.
 _OPTIONS = ("epochs", "hidden", "lr", "dropout", "weight_decay", "early_stopping", "seed")
 
 
 def check_args(args) -> None:
-    """Refuse a meaningless numeric option with one line naming it and its value.
+    """Refuse a meaningless option, or a meaningless combination, with one line naming it.
 
     Examples
     --------
@@ -156,10 +154,237 @@ def check_args(args) -> None:
         {key: "--" + key.replace("_", "-") for key in _OPTIONS},
         **{key: getattr(args, key) for key in _OPTIONS},
     )
+    user = {opt: getattr(args, opt, None) for opt in _USER_FILES}
+    if getattr(args, "graph", None) is not None:
+        missing = [f"--{opt}" for opt, value in user.items() if value is None]
+        if missing:
+            raise ValueError(f"--graph needs {', '.join(missing)} too")
+    else:
+        given = [f"--{opt}" for opt, value in user.items() if value is not None]
+        if getattr(args, "undirected", False):
+            given.append("--undirected")
+        if given:
+            raise ValueError(f"{', '.join(given)} go with --graph, not --dataset")
+    _check_output_paths(args)
+
+
+_USER_FILES = ("features", "labels", "split")
+_OUTPUTS = ("save_model", "output", "history", "plot")
+
+
+def _check_output_paths(args) -> None:
+    """Refuse, before any training, an output whose folder is missing or two outputs in one file."""
+    seen = {}
+    for opt in _OUTPUTS:
+        path = getattr(args, opt, None)
+        if path is None:
+            continue
+        flag = "--" + opt.replace("_", "-")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ValueError(f"{flag} {path}: the folder {folder} does not exist")
+        if os.path.isdir(path):
+            raise ValueError(f"{flag} {path}: is a folder, not a file")
+        key = os.path.abspath(path)
+        if key in seen:
+            raise ValueError(f"{flag} and {seen[key]} name the same file, {path}")
+        seen[key] = flag
+    if getattr(args, "plot", None) is not None and importlib.util.find_spec("matplotlib") is None:
+        from graphpar.plot import INSTALL_HINT
+
+        raise ValueError(f"--plot needs matplotlib; {INSTALL_HINT}")
+
+
+def _load_npy(path: str, what: str):
+    """An array from ``path`` without pickle, memory-mapped (a header that declares more
+    than the file holds is refused, never allocated)."""
+    import numpy as np
+
+    from graphpar._gcn_model import npy_header
+
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        try:
+            shape, dtype, declared = npy_header(f, size)
+        except ValueError as exc:
+            raise ValueError(f"{path}: not a {what} saved with numpy.save ({exc})") from None
+        start = f.tell()
+    if dtype.hasobject:
+        raise ValueError(f"{path}: holds Python objects (dtype {dtype}), which graphpar does "
+                         f"not unpickle; the {what} must hold numbers")
+    if start + declared > size:
+        raise ValueError(f"{path}: declares an array of shape {tuple(shape)} ({declared} "
+                         f"bytes of {dtype}) but holds {size - start} bytes of data")
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, EOFError) as exc:
+        raise ValueError(f"{path}: not a {what} saved with numpy.save ({exc})") from None
+
+
+def read_features(path: str, n: int):
+    """The feature matrix in ``path`` (``.npy`` or a scipy sparse ``.npz``), checked for ``n`` rows.
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "X.npy")
+    >>> np.save(f, np.ones((3, 2)))
+    >>> read_features(f, 3).shape
+    (3, 2)
+    """
+    import zipfile
+
+    import scipy.sparse as sp
+
+    from graphpar._gcn_model import check_features
+
+    if path.endswith(".npz"):
+        try:
+            X = sp.load_npz(path)
+        except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{path}: not a scipy sparse matrix saved with "
+                             f"scipy.sparse.save_npz ({exc})") from None
+    else:
+        X = _load_npy(path, "feature matrix")
+    return check_features(X, n, path)
+
+
+def read_labels(path: str, n: int):
+    """The labels in ``path`` (``.npy``): ``n`` integers.
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "y.npy")
+    >>> np.save(f, np.array([0, 1, -1]))
+    >>> read_labels(f, 3).tolist()
+    [0, 1, -1]
+    """
+    import numpy as np
+
+    from graphpar._gcn_model import check_labels
+
+    return np.array(check_labels(_load_npy(path, "label array"), n, path))
+
+
+def read_split(path: str, n: int) -> dict:
+    """The ``train``, ``val`` and ``test`` masks in the ``.npz`` at ``path`` (boolean masks or
+    vertex indices; ``val`` and ``test`` may be absent).
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "split.npz")
+    >>> np.savez(f, train=[0, 1], test=np.array([False, False, True]))
+    >>> {k: m.tolist() for k, m in read_split(f, 3).items()}
+    {'train': [True, True, False], 'val': [False, False, False], 'test': [False, False, True]}
+    """
+    import zipfile
+
+    import numpy as np
+
+    from graphpar._gcn_model import vertex_mask
+
+    try:
+        npz = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: not an .npz archive saved with numpy.savez ({exc})") from None
+    if not isinstance(npz, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path}: one array, not an .npz archive with 'train', 'val' and "
+                         "'test' (numpy.savez(path, train=..., val=..., test=...))")
+    with npz:
+        names = set(npz.files)
+        unknown = sorted(names - {"train", "val", "test"})
+        if unknown or "train" not in names:
+            has = ", ".join(repr(k) for k in sorted(names)) or "nothing"
+            raise ValueError(f"{path}: needs 'train' and optionally 'val' and 'test' (boolean "
+                             f"masks or vertex indices), and nothing else; it holds {has}")
+        masks = {}
+        for key in ("train", "val", "test"):
+            if key not in names:
+                masks[key] = np.zeros(n, bool)
+                continue
+            _check_member_size(npz, key, n, path)
+            try:
+                value = npz[key]
+            except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+                raise ValueError(f"{path}: '{key}' cannot be read ({exc})") from None
+            masks[key] = vertex_mask(value, n, f"{path}: '{key}'")
+    if not masks["train"].any():
+        raise ValueError(f"{path}: 'train' selects no vertices")
+    return masks
+
+
+def _check_member_size(npz, key: str, n: int, path: str) -> None:
+    """Refuse a stored array that declares more than ``n`` entries, before reading it."""
+    import math
+
+    from graphpar._gcn_model import npy_header
+
+    info = npz.zip.getinfo(key + ".npy")
+    with npz.zip.open(info) as fp:
+        try:
+            shape, _, _ = npy_header(fp, info.file_size)
+        except ValueError as exc:
+            raise ValueError(f"{path}: '{key}' is not a numpy array ({exc})") from None
+    if math.prod(shape) > n:
+        raise ValueError(f"{path}: '{key}' has shape {tuple(shape)}, more entries than the "
+                         f"{n} vertices of the graph")
+
+
+class UserData:
+    """The user's graph, features, labels and split (what ``--graph`` reads), shaped like a
+    :class:`graphpar.datasets.Planetoid` for :func:`graphpar.train_gcn`."""
+
+    def __init__(self, adjacency, features, labels, masks: dict):
+        self.adjacency = adjacency
+        self.features = features
+        self.labels = labels
+        self.train_mask, self.val_mask, self.test_mask = (masks[k] for k in ("train", "val",
+                                                                              "test"))
+
+    @property
+    def num_classes(self) -> int:
+        labelled = self.labels[self.train_mask | self.val_mask | self.test_mask]
+        return int(labelled.max()) + 1
+
+
+def load_user_data(args) -> UserData:
+    """Read ``--graph``, ``--features``, ``--labels`` and ``--split`` and check them together.
+
+    Every error is one line naming the file and what is wrong.
+
+    Examples
+    --------
+    >>> data = load_user_data(args)  # doctest: +SKIP
+    >>> data.adjacency.shape[0] == data.features.shape[0]  # doctest: +SKIP
+    True
+    """
+    import numpy as np
+
+    from graphpar.io import read_graph
+
+    g = read_graph(args.graph, directed=False if args.undirected else None)
+    n = g.shape[0]
+    X = read_features(args.features, n)
+    y = read_labels(args.labels, n)
+    masks = read_split(args.split, n)
+    for key, mask in masks.items():
+        bad = np.flatnonzero(mask & (y < 0))
+        if bad.size:
+            v = int(bad[0])
+            raise ValueError(f"{args.labels}: vertex {v} has label {int(y[v])} but is in "
+                             f"'{key}' of {args.split} (every vertex of a split needs a "
+                             "class >= 0)")
+    return UserData(g, X, y, masks)
 
 
 def _load_data(args, ctx):
-    """The data set on every rank: rank 0 first (and downloads when allowed), then the others."""
+    """The data on every rank: a Planetoid rank 0 first (and downloads when allowed), then
+    the others; the user's files (``--graph``) on every rank at once."""
+    if args.graph is not None:
+        return ctx.collectively(lambda: load_user_data(args))
+
     def load_here(first: bool):
         if ctx.is_root != first:
             return None
@@ -175,21 +400,68 @@ def _load_data(args, ctx):
 
 def _train(args, data, ctx, *, progress: bool, method: str | None = None):
     """Train on ``data`` with the options in ``args``: serially, or across the ranks."""
-    bar = ProgressBar(args.epochs, sys.stdout) if progress else None
     options = dict(hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
                    weight_decay=args.weight_decay, early_stopping=args.early_stopping,
-                   seed=args.seed, callback=bar)
-    try:
-        if not ctx.mpi:
-            from graphpar import train_gcn
+                   seed=args.seed, progress=progress)
+    if not ctx.mpi:
+        from graphpar import train_gcn
 
-            return train_gcn(data, **options)
-        from graphpar.mpi import train_gcn
+        return train_gcn(data, **options)
+    from graphpar.mpi import train_gcn
 
-        return ctx.collectively(lambda: train_gcn(data, method=method, comm=ctx.comm, **options))
-    finally:
-        if bar is not None:
-            bar.close()
+    return ctx.collectively(lambda: train_gcn(data, method=method, comm=ctx.comm, **options))
+
+
+def write_history(history: dict, path: str) -> None:
+    """Write the per-epoch history as CSV (``epoch,loss,train_accuracy,val_loss,val_accuracy``),
+    atomically.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "h.csv")
+    >>> write_history({"loss": [1.5], "train_accuracy": [0.5], "val_loss": [float("nan")],
+    ...                "val_accuracy": [float("nan")]}, f)
+    >>> open(f).read().splitlines()
+    ['epoch,loss,train_accuracy,val_loss,val_accuracy', '1,1.5,0.5,nan,nan']
+    """
+    import csv
+
+    from graphpar.io import atomic_write
+
+    keys = ("loss", "train_accuracy", "val_loss", "val_accuracy")
+    with atomic_write(path, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(("epoch", *keys))
+        for i, row in enumerate(zip(*(history[k] for k in keys), strict=True), start=1):
+            out.writerow((i, *(repr(float(v)) for v in row)))
+
+
+def write_outputs(args, data, res, ctx) -> None:
+    """Write ``--save-model``, ``--output``, ``--history`` and ``--plot`` on rank 0, atomically."""
+    import numpy as np
+
+    from graphpar.io import atomic_write
+
+    model = res.model
+    if args.save_model:
+        ctx.write(lambda: model.save(args.save_model))
+    if args.output:
+        def save_predictions():
+            pred = model.predict(data.adjacency, data.features)
+            with atomic_write(args.output, "wb") as f:
+                np.save(f, pred)
+
+        ctx.write(save_predictions)
+    if args.history:
+        ctx.write(lambda: write_history(res.history, args.history))
+    if args.plot:
+        def plot():
+            from graphpar.plot import training_curves
+
+            training_curves(res.history, args.plot)
+
+        ctx.write(plot)
 
 
 def report_fields(args, data, res, threads: int) -> dict:
@@ -201,11 +473,11 @@ def report_fields(args, data, res, threads: int) -> dict:
     0.82
     """
     return {
-        "dataset": args.dataset,
+        "dataset": args.dataset or args.graph,
         "vertices": int(data.adjacency.shape[0]),
         "stored_edges": int(data.adjacency.nnz),
         "features": int(data.features.shape[1]),
-        "classes": int(data.num_classes),
+        "classes": res.model.n_classes_,
         "train_accuracy": res.train_accuracy,
         "val_accuracy": res.val_accuracy,
         "test_accuracy": res.test_accuracy,
@@ -242,7 +514,7 @@ def print_report(args, out: dict) -> None:
     GCN on cora: 2708 vertices, 10556 stored edges, 1433 features, 7 classes
     """
     print(
-        f"GCN on {args.dataset}: {out['vertices']} vertices, {out['stored_edges']} stored "
+        f"GCN on {out['dataset']}: {out['vertices']} vertices, {out['stored_edges']} stored "
         f"edges, {out['features']} features, {out['classes']} classes"
     )
     print(
@@ -276,14 +548,22 @@ def run(args, ctx) -> int:
     method = ctx.collectively(lambda: partition_method(args)) if ctx.mpi else None
     data, load_s = ctx.timed(lambda: _load_data(args, ctx))
     if not ctx.as_json:
-        ctx.print(f"loaded {args.dataset} in {load_s:.2f} s")
-    progress = ctx.is_root and not ctx.as_json and sys.stdout.isatty()
-    res = _train(args, data, ctx, progress=progress, method=method)
+        ctx.print(f"loaded {args.dataset or args.graph} in {load_s:.2f} s")
+    res = _train(args, data, ctx, progress=_shows_progress(args, ctx), method=method)
+    write_outputs(args, data, res, ctx)
     fields = report_fields(args, data, res, ctx.threads)
     if res.mpi is not None:
         fields.update(_mpi_fields(res.mpi))
     ctx.report(fields, lambda out: print_report(args, out))
     return 0
+
+
+def _shows_progress(args, ctx) -> bool:
+    """Progress on rank 0 unless ``--quiet`` (on stderr: the report and ``--json`` stay clean)."""
+    shows = getattr(ctx, "shows_progress", None)
+    if shows is not None:
+        return bool(shows)
+    return ctx.is_root and not getattr(args, "quiet", False)
 
 
 def demo(args) -> bool:
@@ -310,7 +590,7 @@ def demo(args) -> bool:
             f"({k} planted classes of {data.adjacency.shape[0] // k}, chance {1 / k:.2f})"
         )
     opts = argparse.Namespace(
-        dataset=name, epochs=200, hidden=16, lr=0.01, dropout=0.5, weight_decay=5e-4,
+        dataset=name, graph=None, epochs=200, hidden=16, lr=0.01, dropout=0.5, weight_decay=5e-4,
         early_stopping=None, seed=seed,
     )
     ctx = Context(threads=get_threads())

@@ -427,8 +427,8 @@ class _DistLearner:
         self.masks = {k: mk[rows] for k, mk in zip(names, masks, strict=True)}
         self.totals = {k: int(mk.sum()) for k, mk in zip(names, masks, strict=True)}
         self.weight_decay = weight_decay
-        h = model.W1.shape[1]
-        c = model.W2.shape[1]
+        h = model.weights_[0].shape[1]
+        c = model.weights_[1].shape[1]
         self.ext1 = dop.new_ext(h)
         self.ext2 = dop.new_ext(c)
         self.allreduce_bytes = 0
@@ -460,18 +460,18 @@ class _DistLearner:
         train = rng is not None and m.dropout > 0
         xd = self.feats.dropped(rng, keep, dt) if train else self.feats.plain()
         S1 = self.dop.local_rows(self.ext1)
-        S1[...] = xd @ m.W1
-        Z1 = np.empty((self.dop.nloc, m.W1.shape[1]), dtype=dt)
+        S1[...] = xd @ m.weights_[0]
+        Z1 = np.empty((self.dop.nloc, m.weights_[0].shape[1]), dtype=dt)
         self.dop.forward_ext(self.ext1, Z1)
         H1 = np.maximum(Z1, 0)
         m2 = None
         if train:
-            full = rng.random((self.n, m.W1.shape[1]))  # the serial model's global draw
+            full = rng.random((self.n, m.weights_[0].shape[1]))  # the serial model's global draw
             m2 = ((full[self.rows] < keep) / keep).astype(dt)
             H1 = H1 * m2
         S2 = self.dop.local_rows(self.ext2)
-        np.matmul(H1, m.W2, out=S2)
-        Z2 = np.empty((self.dop.nloc, m.W2.shape[1]), dtype=dt)
+        np.matmul(H1, m.weights_[1], out=S2)
+        Z2 = np.empty((self.dop.nloc, m.weights_[1].shape[1]), dtype=dt)
         self.dop.forward_ext(self.ext2, Z2)
         return Z2, (xd, Z1, H1, m2)
 
@@ -493,7 +493,7 @@ class _DistLearner:
             comm.Allreduce(part, tot, op=MPI.SUM)
             self.allreduce_bytes += part.nbytes
             loss = tot[0] / n_mask + 0.5 * weight_decay * float(
-                np.sum(m.W1.astype(np.float64) ** 2))
+                np.sum(m.weights_[0].astype(np.float64) ** 2))
             return loss, tot[1], None
         G2 = np.zeros_like(Z2)
         P = np.exp(logp)
@@ -502,7 +502,7 @@ class _DistLearner:
         dS2 = np.empty_like(G2)
         self.dop.backward(G2, dS2)
         gW2 = H1.T @ dS2
-        dH1 = dS2 @ m.W2.T
+        dH1 = dS2 @ m.weights_[1].T
         if m2 is not None:
             dH1 *= m2
         dZ1 = dH1 * (Z1 > 0)
@@ -518,9 +518,10 @@ class _DistLearner:
         a = gW1.size
         gW1 = tot[:a].reshape(gW1.shape).astype(dt)
         gW2 = tot[a:a + gW2.size].reshape(gW2.shape).astype(dt)
-        loss = tot[-2] / n_mask + 0.5 * weight_decay * float(np.sum(m.W1.astype(np.float64) ** 2))
+        W1 = m.weights_[0]
+        loss = tot[-2] / n_mask + 0.5 * weight_decay * float(np.sum(W1.astype(np.float64) ** 2))
         if weight_decay:
-            gW1 += dt.type(weight_decay) * m.W1
+            gW1 += dt.type(weight_decay) * m.weights_[0]
         return float(loss), tot[-1], [gW1, gW2]
 
     @property
@@ -533,7 +534,8 @@ def train_gcn(
     hidden: int = 16, epochs: int = 200, lr: float = 0.01, dropout: float = 0.5,
     weight_decay: float = 5e-4, early_stopping: int | None = None,
     normalize_features: bool = True, seed: int = 0, dtype=np.float32, callback=None,
-    method: str = "block", partition_seed: int = 0, mode: str | None = None, comm=None,
+    progress: bool | None = False, method: str = "block", partition_seed: int = 0,
+    mode: str | None = None, comm=None,
 ) -> TrainResult:
     """:func:`graphpar.train_gcn` across MPI ranks: full-batch GCN training. Collective.
 
@@ -550,8 +552,9 @@ def train_gcn(
     Parameters
     ----------
     adjacency, features, labels, train_mask, val_mask, test_mask, hidden, epochs, lr, \
-dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
-        As in :func:`graphpar.train_gcn` (``callback`` runs on every rank).
+dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback, progress
+        As in :func:`graphpar.train_gcn` (``callback`` runs on every rank, and so does
+        ``progress``: pass ``progress=comm.Get_rank() == 0`` for one report).
     method : {"block", "edge", "random", "metis", "hypergraph"}
         The partitioner (:mod:`graphpar.mpi.vertex_partitioners`).
     partition_seed : int
@@ -584,8 +587,6 @@ dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
         ),
         comm,
     )
-    if not train_mask.any():  # the serial model raises it in its first epoch
-        raise ValueError("mask selects no vertices")
     dtype = model.dtype
     dop = distribute_operator(sp.csr_array(op), method=method, seed=partition_seed, comm=comm,
                               dtype=dtype, mode=mode)
@@ -595,7 +596,7 @@ dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
     comm.Barrier()
     bytes0 = (learner.halo_bytes, learner.allreduce_bytes)
     res = fit_loop(learner, epochs=epochs, lr=lr, early_stopping=early_stopping,
-                   callback=callback)
+                   callback=callback, progress=progress)
     halo_epoch = (learner.bytes_trained[0] - bytes0[0]) / res.epochs
     red_epoch = (learner.bytes_trained[1] - bytes0[1]) / res.epochs
     res.seconds = comm.allreduce(res.seconds, op=MPI.MAX)

@@ -28,8 +28,8 @@ if importlib.util.find_spec("mtkahypar"):
 
 def same_training(res, ref, what: str) -> int:
     assert type(res) is type(ref) and ref.mpi is None, what
-    close(res.model.W1, ref.model.W1, 1e-4, f"W1 {what}")
-    close(res.model.W2, ref.model.W2, 1e-4, f"W2 {what}")
+    close(res.model.weights_[0], ref.model.weights_[0], 1e-4, f"W1 {what}")
+    close(res.model.weights_[1], ref.model.weights_[1], 1e-4, f"W2 {what}")
     assert sorted(res.history) == sorted(ref.history), what
     for key in ref.history:
         assert len(res.history[key]) == len(ref.history[key]) == res.epochs, (what, key)
@@ -59,12 +59,12 @@ def same_stats(res, comm, method: str, op, mode=None) -> int:
     assert st.halo.itemsize == res.model.dtype.itemsize
     # per epoch the training pass exchanges hidden- then classes-wide rows forward and
     # again backward, the validation pass forward only; every halo row leaves one rank
-    h, c = res.model.W1.shape[1], res.model.W2.shape[1]
+    h, c = res.model.weights_[0].shape[1], res.model.weights_[1].shape[1]
     has_val = not np.isnan(res.history["val_loss"][0])
     passes = 3 if has_val else 2
     assert st.halo_bytes_per_epoch == want.total_rows * (h + c) * passes * st.halo.itemsize
     # one float64 Allreduce of both gradients, the loss and the correct count (+ validation)
-    f = res.model.W1.shape[0]
+    f = res.model.weights_[0].shape[0]
     assert st.allreduce_bytes_per_epoch == 8 * (f * h + h * c + 2) + (16 if has_val else 0)
     # every rank reports the same figures (the allreduce one is this rank's)
     assert comm.allgather(st.halo_bytes_per_epoch) == [st.halo_bytes_per_epoch] * st.ranks
