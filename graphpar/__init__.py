@@ -45,7 +45,7 @@ _LAZY = {
     "set_threads": "graphpar.threads",
     "get_threads": "graphpar.threads",
 }
-_SUBMODULES = ("generate", "datasets", "mpi", "io", "kernels")
+_SUBMODULES = ("generate", "datasets", "mpi", "io", "kernels", "csgraph", "plot", "progress")
 
 __all__ = sorted(_LAZY) + list(_SUBMODULES)
 
