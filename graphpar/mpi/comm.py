@@ -70,9 +70,11 @@ def node_info(comm=None) -> tuple[int, int, int]:
 def setup_threads(threads: int | None = None, comm=None) -> int:
     """Set this rank's Numba threads and return them. Collective.
 
-    ``threads`` wins; else ``GRAPHPAR_NUM_THREADS``; else (cores available on
-    this node) // (ranks on this node), at least 1 and at most Numba's
-    maximum. Oversubscribing the cores with ranks times threads is
+    ``threads`` wins; else ``GRAPHPAR_NUM_THREADS``; else the scheduler's
+    ``SLURM_CPUS_PER_TASK`` or PBS's ``OMP_NUM_THREADS``/``NCPUS``; else
+    (cores available on this node) // (ranks on this node), at least 1 and at
+    most Numba's maximum (:func:`graphpar.threads.decide_threads`, the one
+    rule). Oversubscribing the cores with ranks times threads is
     catastrophically slow, hence the default.
 
     Examples
@@ -80,12 +82,10 @@ def setup_threads(threads: int | None = None, comm=None) -> int:
     >>> setup_threads(1)
     1
     """
-    from graphpar.threads import ENV_THREADS, max_threads, set_threads
+    from graphpar.threads import set_threads
 
     _, node_size, cores = node_info(comm)  # collective: every rank takes part
-    if threads is not None or os.environ.get(ENV_THREADS, "").strip():
-        return set_threads(threads)
-    return set_threads(max(1, min(max_threads(), cores // node_size)))
+    return set_threads(threads, cores=cores, ranks_on_node=node_size)
 
 
 def abort_job(message: str | None, status: int = 1, comm=None) -> None:

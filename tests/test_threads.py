@@ -1,0 +1,138 @@
+"""Threads per process: one rule (graphpar.threads.decide_threads), its precedence and errors.
+
+--threads > GRAPHPAR_NUM_THREADS > SLURM_CPUS_PER_TASK > PBS (OMP_NUM_THREADS, NCPUS)
+> cores / ranks on the node (under MPI) or Numba's setting (serial).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numba
+import pytest
+from capped import assert_one_line_error, run_capped
+from conftest import ROOT
+from thread_count import at_threads
+
+from graphpar.threads import decide_threads, max_threads, set_threads
+
+TINY = ROOT / "datasets" / "samples" / "tiny.gr"
+LIMIT = max_threads()
+PBS = {"PBS_JOBID": "42.pbs01"}
+
+
+@pytest.mark.parametrize("threads, env, cores, ranks, expected", [
+    # an explicit argument beats every variable
+    (1, {"GRAPHPAR_NUM_THREADS": "2", "SLURM_CPUS_PER_TASK": "2"}, None, 1, (1, "threads")),
+    # GRAPHPAR_NUM_THREADS beats the schedulers
+    (None, {"GRAPHPAR_NUM_THREADS": "1", "SLURM_CPUS_PER_TASK": "2", **PBS,
+            "OMP_NUM_THREADS": "2"}, None, 1, (1, "GRAPHPAR_NUM_THREADS")),
+    # Slurm beats PBS and the node's cores
+    (None, {"SLURM_CPUS_PER_TASK": "1", **PBS, "OMP_NUM_THREADS": "2"}, 64, 1,
+     (1, "SLURM_CPUS_PER_TASK")),
+    # PBS: OMP_NUM_THREADS (ompthreads), then NCPUS / ranks on the node
+    (None, {**PBS, "OMP_NUM_THREADS": "1", "NCPUS": "64"}, 64, 1, (1, "OMP_NUM_THREADS")),
+    (None, {**PBS, "NCPUS": "8"}, 64, 8, (1, "NCPUS")),
+    # OMP_NUM_THREADS outside a PBS job is not a scheduler's allocation
+    (None, {"OMP_NUM_THREADS": "1"}, 8, 8, (1, "cores/ranks")),
+    (None, {"OMP_NUM_THREADS": "1"}, None, 1, (None, "numba")),
+    # nothing set: cores / ranks under MPI, Numba's own setting serially
+    (None, {}, 64, 64, (1, "cores/ranks")),
+    (None, {"GRAPHPAR_NUM_THREADS": " ", "SLURM_CPUS_PER_TASK": ""}, None, 1, (None, "numba")),
+])
+def test_precedence(threads, env, cores, ranks, expected):
+    assert decide_threads(threads, cores=cores, ranks_on_node=ranks, environ=env) == expected
+
+
+@pytest.mark.skipif(LIMIT < 2, reason="needs 2 Numba threads")
+def test_scheduler_counts_are_capped_at_the_ranks_share():
+    # an allocation larger than this rank's share of the cores (or than Numba's
+    # maximum) is lowered; ranks times threads never exceeds the cores
+    assert decide_threads(environ={"SLURM_CPUS_PER_TASK": "2"}, cores=2, ranks_on_node=2) \
+        == (1, "SLURM_CPUS_PER_TASK")
+    assert decide_threads(environ={"SLURM_CPUS_PER_TASK": str(LIMIT + 7)}) \
+        == (LIMIT, "SLURM_CPUS_PER_TASK")
+    assert decide_threads(environ={"SLURM_CPUS_PER_TASK": "2"}) == (2, "SLURM_CPUS_PER_TASK")
+    # PBS Pro's OMP_NUM_THREADS defaults to the chunk's ncpus: with several
+    # ranks per chunk each gets NCPUS / ranks
+    env = {**PBS, "NCPUS": "2", "OMP_NUM_THREADS": "2"}
+    assert decide_threads(environ=env, cores=64, ranks_on_node=2) == (1, "OMP_NUM_THREADS")
+    assert decide_threads(environ={**PBS, "OMP_NUM_THREADS": "2,1"}) == (2, "OMP_NUM_THREADS")
+
+
+@pytest.mark.parametrize("threads, env, kind, needle", [
+    (None, {"SLURM_CPUS_PER_TASK": "four"}, ValueError,
+     "SLURM_CPUS_PER_TASK must be a positive integer, got 'four'"),
+    (None, {"SLURM_CPUS_PER_TASK": "0"}, ValueError,
+     "SLURM_CPUS_PER_TASK must be a positive integer, got '0'"),
+    (None, {**PBS, "NCPUS": "-1"}, ValueError, "NCPUS must be a positive integer, got '-1'"),
+    (None, {**PBS, "OMP_NUM_THREADS": "x"}, ValueError,
+     "OMP_NUM_THREADS must be a positive integer, got 'x'"),
+    (None, {"GRAPHPAR_NUM_THREADS": "2.5"}, ValueError,
+     "GRAPHPAR_NUM_THREADS must be a positive integer, got '2.5'"),
+    (None, {"GRAPHPAR_NUM_THREADS": str(LIMIT + 1)}, ValueError,
+     f"GRAPHPAR_NUM_THREADS must be between 1 and {LIMIT} (NUMBA_NUM_THREADS), "
+     f"got {LIMIT + 1}"),
+    (LIMIT + 1, {}, ValueError, f"threads must be between 1 and {LIMIT}"),
+    (0, {}, ValueError, "threads must be between 1"),
+    (1.5, {}, TypeError, "threads must be an integer, got 1.5"),
+    (True, {}, TypeError, "threads must be an integer, got True"),
+    (float("nan"), {}, TypeError, "threads must be an integer, got nan"),
+    ("2", {}, TypeError, "threads must be an integer, got '2'"),
+])
+def test_bad_counts_name_the_argument_or_variable(threads, env, kind, needle):
+    with pytest.raises(kind) as info:
+        decide_threads(threads, environ=env)
+    assert needle in str(info.value)
+
+
+def test_set_threads_applies_the_rule(monkeypatch):
+    for var in ("GRAPHPAR_NUM_THREADS", "SLURM_CPUS_PER_TASK", "PBS_JOBID"):
+        monkeypatch.delenv(var, raising=False)
+
+    def check():
+        monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")
+        assert set_threads() == 1 and numba.get_num_threads() == 1
+        monkeypatch.delenv("SLURM_CPUS_PER_TASK")
+        # nothing set: the count in force is kept
+        assert set_threads() == 1
+        assert set_threads(cores=LIMIT, ranks_on_node=1) == LIMIT == numba.get_num_threads()
+
+    at_threads(LIMIT, check)
+
+
+def _env(**extra):
+    """The ranks' environment with GRAPHPAR_NUM_THREADS unset (blank) and ``extra``."""
+    return {"GRAPHPAR_NUM_THREADS": "", **extra}
+
+
+@pytest.mark.skipif(LIMIT < 2, reason="needs 2 Numba threads")
+def test_cli_serial_takes_slurm_cpus_per_task():
+    run = run_capped(["sssp", TINY, "--json"], env=_env(SLURM_CPUS_PER_TASK="1"))
+    assert run.returncode == 0, run.output
+    assert json.loads(run.stdout)["threads"] == 1
+    run = run_capped(["sssp", TINY, "--json"], env=_env())
+    assert json.loads(run.stdout)["threads"] == LIMIT
+    run = run_capped(["sssp", TINY, "--json", "--threads", "2"],
+                     env=_env(SLURM_CPUS_PER_TASK="1"))
+    assert json.loads(run.stdout)["threads"] == 2
+
+
+def test_cli_bad_scheduler_variable_is_one_line():
+    run = run_capped(["sssp", TINY], env=_env(SLURM_CPUS_PER_TASK="lots"))
+    assert_one_line_error(run, "SLURM_CPUS_PER_TASK must be a positive integer, got 'lots'")
+
+
+@pytest.mark.mpi
+@pytest.mark.skipif(LIMIT < 2, reason="needs 2 Numba threads")
+def test_mpi_ranks_take_slurm_then_pbs():
+    # one rank alone on the node would get every core; Slurm says 1
+    run = run_capped(["sssp", TINY, "--json"], ranks=1, env=_env(SLURM_CPUS_PER_TASK="1"))
+    assert run.returncode == 0, run.output
+    assert json.loads(run.stdout)["threads"] == 1
+    run = run_capped(["sssp", TINY, "--json"], ranks=1,
+                     env=_env(**PBS, NCPUS="2", OMP_NUM_THREADS="1"))
+    assert run.returncode == 0, run.output
+    assert json.loads(run.stdout)["threads"] == 1
+    run = run_capped(["sssp", TINY, "--json"], ranks=1, env=_env(**PBS, NCPUS="2"))
+    assert json.loads(run.stdout)["threads"] == 2
