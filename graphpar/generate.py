@@ -112,7 +112,7 @@ def check_kronecker_args(scale, edgefactor, a, b, c):
 
 def edge_range(
     kind: str, start: int, stop: int, *, seed: int = 0, weights: str | None = "int",
-    max_weight: int = 255, **params,
+    max_weight: int = 255, progress: bool | None = False, **params,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Generate edges ``[start, stop)`` of a generator's global edge sequence.
 
@@ -128,6 +128,9 @@ def edge_range(
         The edge range, ``0 <= start <= stop <= m``.
     seed, weights, max_weight
         As for the generator.
+    progress : bool or None, default False
+        Report the edges generated (:func:`graphpar.progress.progress`; ``None``
+        follows the ``"graphpar"`` logger).
     **params
         ``kronecker``: ``scale``, and optionally ``a``, ``b``, ``c``,
         ``permute=True``; ``uniform``: ``n``; ``grid``: ``rows``, ``cols``.
@@ -151,9 +154,6 @@ def edge_range(
     stop = check_int("stop", stop, start)
     k = stop - start
     check_memory(24 * k, what=f"edge_range({kind!r}, {start}, {stop}) ({k} edges)")
-    src = np.empty(k, dtype=np.int64)
-    dst = np.empty(k, dtype=np.int64)
-    w = np.empty(k, dtype=np.float64)
     if kind == "kronecker":
         scale, _, a, b, c = check_kronecker_args(
             params.pop("scale"), 0, params.pop("a", 0.57), params.pop("b", 0.19),
@@ -161,13 +161,16 @@ def edge_range(
         )
         permute = bool(params.pop("permute", True))
         _no_extra(params)
-        _gen.kronecker_edges(
-            scale, ekey, wkey, pkey, a, b, c, wk, mw, permute, start, stop, src, dst, w
-        )
+
+        def fill(lo, hi, s, d, x):
+            _gen.kronecker_edges(scale, ekey, wkey, pkey, a, b, c, wk, mw, permute, lo, hi,
+                                 s, d, x)
     elif kind == "uniform":
         n = check_int("n", params.pop("n"), 1)
         _no_extra(params)
-        _gen.uniform_edges(n, ekey, wkey, wk, mw, start, stop, src, dst, w)
+
+        def fill(lo, hi, s, d, x):
+            _gen.uniform_edges(n, ekey, wkey, wk, mw, lo, hi, s, d, x)
     elif kind == "grid":
         rows = check_int("rows", params.pop("rows"), 1)
         cols = check_int("cols", params.pop("cols", rows), 1)
@@ -175,10 +178,39 @@ def edge_range(
         m = rows * (cols - 1) + (rows - 1) * cols
         if stop > m:
             raise ValueError(f"stop must be <= {m} (edges of a {rows} x {cols} grid), got {stop}")
-        _gen.grid_edges(rows, cols, wkey, wk, mw, start, stop, src, dst, w)
+
+        def fill(lo, hi, s, d, x):
+            _gen.grid_edges(rows, cols, wkey, wk, mw, lo, hi, s, d, x)
     else:
         raise ValueError(f"kind must be 'kronecker', 'uniform' or 'grid', got {kind!r}")
+    src = np.empty(k, dtype=np.int64)
+    dst = np.empty(k, dtype=np.int64)
+    w = np.empty(k, dtype=np.float64)
+    # the kernels generate any range of the sequence: pieces give progress for free
+    with _report(k, f"generating {kind} edges", progress) as bar:
+        for lo, hi in _pieces(start, stop, bar):
+            fill(lo, hi, src[lo - start:hi - start], dst[lo - start:hi - start],
+                 w[lo - start:hi - start])
+            bar.update(hi - lo)
     return src, dst, w
+
+
+def _pieces(start: int, stop: int, bar) -> list[tuple[int, int]]:
+    """Split ``[start, stop)`` into pieces of about 1% (one piece when nothing reports)."""
+    total = stop - start
+    if not bar.enabled or total <= _PIECE_MIN:
+        return [(start, stop)] if total else []
+    step = max(_PIECE_MIN, -(-total // 100))
+    return [(a, min(a + step, stop)) for a in range(start, stop, step)]
+
+
+_PIECE_MIN = 1 << 18
+
+
+def _report(total, desc, progress, unit="edge"):
+    from graphpar.progress import progress as report
+
+    return report(total, desc, unit=unit, enabled=progress)
 
 
 def _no_extra(params):
@@ -197,6 +229,7 @@ def kronecker(
     weights: str | None = "int",
     max_weight: int = 255,
     directed: bool = False,
+    progress: bool | None = False,
 ) -> Graph:
     """Graph500 Kronecker graph: ``2**scale`` vertices, ``edgefactor * 2**scale`` edges.
 
@@ -222,6 +255,9 @@ def kronecker(
     max_weight : int, default 255
     directed : bool, default False
         ``False`` (Graph500) stores every edge both ways.
+    progress : bool or None, default False
+        Report the edges generated on stderr (:func:`graphpar.progress.progress`;
+        ``None`` follows the ``"graphpar"`` logger).
 
     Returns
     -------
@@ -241,11 +277,19 @@ def kronecker(
                 f"kronecker(scale={scale}, edgefactor={edgefactor})")
     src, dst, w = edge_range(
         "kronecker", 0, m, seed=seed, weights=weights, max_weight=max_weight,
-        scale=scale, a=a, b=b, c=c, permute=False,
+        scale=scale, a=a, b=b, c=c, permute=False, progress=progress,
     )
     # one table of 2**scale labels is cheaper than two Feistel evaluations per edge
     _gen.relabel(kronecker_permutation(scale, seed=seed), src, dst)
-    return graph_from_edges(src, dst, w, 1 << scale, bool(directed))
+    return _build(src, dst, w, 1 << scale, bool(directed), progress)
+
+
+def _build(src, dst, w, n, directed, progress) -> Graph:
+    """The CSR of the generated edges, its building reported as one step."""
+    with _report(1, "building the CSR", progress, unit="step") as bar:
+        graph = graph_from_edges(src, dst, w, n, directed)
+        bar.update(1)
+    return graph
 
 
 def kronecker_permutation(scale: int, *, seed: int = 0, start: int = 0, stop=None) -> np.ndarray:
@@ -275,6 +319,7 @@ def uniform(
     weights: str | None = "int",
     max_weight: int = 255,
     directed: bool = True,
+    progress: bool | None = False,
 ) -> Graph:
     """Random graph with ``m`` edges whose endpoints are uniform on ``[0, n)`` (Erdos-Renyi-like).
 
@@ -289,6 +334,8 @@ def uniform(
         As for :func:`kronecker`.
     directed : bool, default True
         ``False`` stores every edge both ways.
+    progress : bool or None, default False
+        As for :func:`kronecker`.
 
     Examples
     --------
@@ -300,12 +347,14 @@ def uniform(
     m = check_int("m", m, 0)
     _check_size(n, m, bool(directed), f"uniform(n={n}, m={m})")
     src, dst, w = edge_range(
-        "uniform", 0, m, seed=seed, weights=weights, max_weight=max_weight, n=n
+        "uniform", 0, m, seed=seed, weights=weights, max_weight=max_weight, n=n,
+        progress=progress,
     )
-    return graph_from_edges(src, dst, w, n, bool(directed))
+    return _build(src, dst, w, n, bool(directed), progress)
 
 
-def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: int = 255) -> Graph:
+def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: int = 255,
+              progress: bool | None = False) -> Graph:
     """Road-like graph: an undirected ``rows x cols`` 4-neighbour grid with integer weights.
 
     Like a road network it has small, bounded degrees (at most 4), a large
@@ -320,6 +369,8 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
         Default ``rows``.
     seed : int, default 0
     max_weight : int, default 255
+    progress : bool or None, default False
+        As for :func:`kronecker`.
 
     Returns
     -------
@@ -337,9 +388,10 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     m = rows * (cols - 1) + (rows - 1) * cols
     _check_size(rows * cols, m, False, f"grid_road(rows={rows}, cols={cols})")
     src, dst, w = edge_range(
-        "grid", 0, m, seed=seed, weights="int", max_weight=max_weight, rows=rows, cols=cols
+        "grid", 0, m, seed=seed, weights="int", max_weight=max_weight, rows=rows, cols=cols,
+        progress=progress,
     )
-    return graph_from_edges(src, dst, w, rows * cols, False)
+    return _build(src, dst, w, rows * cols, False, progress)
 
 
 def sbm_size(sizes, p_in: float, p_out: float) -> tuple[int, int]:
@@ -359,7 +411,8 @@ def sbm_size(sizes, p_in: float, p_out: float) -> tuple[int, int]:
     return n, int(expected + 6 * math.sqrt(expected) + 16)
 
 
-def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph, np.ndarray]:
+def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0,
+        progress: bool | None = False) -> tuple[Graph, np.ndarray]:
     """Undirected, unweighted stochastic block model with planted block labels.
 
     Each pair ``u < v`` is an edge independently with probability ``p_in``
@@ -373,6 +426,8 @@ def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph
     p_in, p_out : float
         Edge probabilities within and between blocks.
     seed : int, default 0
+    progress : bool or None, default False
+        Report the rows drawn (twice: counting, then filling), as for :func:`kronecker`.
 
     Returns
     -------
@@ -402,10 +457,15 @@ def sbm(block_sizes, p_in: float, p_out: float, *, seed: int = 0) -> tuple[Graph
     labels = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
     n = labels.size
     counts = np.empty(n, dtype=np.int64)
-    _gen.sbm_row_counts(labels, ekey, p_in, p_out, 0, n, counts)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    src = np.empty(offsets[-1], dtype=np.int64)
-    dst = np.empty(offsets[-1], dtype=np.int64)
-    _gen.sbm_fill(labels, ekey, p_in, p_out, 0, n, offsets, src, dst)
-    return graph_from_edges(src, dst, np.ones(src.size), n, False), labels
+    with _report(2 * n, "drawing sbm pairs", progress, unit="row") as bar:
+        for lo, hi in _pieces(0, n, bar):
+            _gen.sbm_row_counts(labels, ekey, p_in, p_out, lo, hi, counts[lo:hi])
+            bar.update(hi - lo)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        src = np.empty(offsets[-1], dtype=np.int64)
+        dst = np.empty(offsets[-1], dtype=np.int64)
+        for lo, hi in _pieces(0, n, bar):
+            _gen.sbm_fill(labels, ekey, p_in, p_out, lo, hi, offsets[lo:hi], src, dst)
+            bar.update(hi - lo)
+    return _build(src, dst, np.ones(src.size), n, False, progress), labels

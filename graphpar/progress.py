@@ -7,7 +7,7 @@ switch governs them all:
 - On a terminal the report is a live `tqdm <https://tqdm.github.io>`_ bar on stderr.
 - When stderr is redirected (a batch job's log), it is a plain line every few seconds
   (``GRAPHPAR_PROGRESS_INTERVAL``, default 5) with the percent done and the ETA, with no
-  carriage returns.
+  carriage returns; work that ends within the first interval writes nothing.
 - From Python, progress is off by default. ``progress=True`` turns it on, and so does a
   handler on the ``"graphpar"`` logger at level INFO: the lines then go to that logger.
 - The CLI turns it on unless ``--quiet`` is given; under MPI only rank 0 reports.
@@ -142,13 +142,15 @@ def progress(total: float | None = None, desc: str = "", *, unit: str = "it",
 
     Examples
     --------
-    >>> import io
+    >>> import io, os
+    >>> os.environ["GRAPHPAR_PROGRESS_INTERVAL"] = "0"  # a line at once, not after 5 s
     >>> out = io.StringIO()
     >>> with progress(3, "demo", enabled=True, stream=out) as bar:
     ...     for _ in range(3):
     ...         bar.update()
     >>> "demo: 100%" in out.getvalue() and "\\r" not in out.getvalue()
     True
+    >>> del os.environ["GRAPHPAR_PROGRESS_INTERVAL"]
     """
     if not wants_progress(enabled):
         return Progress(None)
@@ -163,8 +165,9 @@ def progress(total: float | None = None, desc: str = "", *, unit: str = "it",
         return Progress(tqdm(file=stream, mininterval=0.2, **options))
     emit = LOGGER.info if via_logging else (lambda line: _write_line(stream, line))
     interval = report_interval()
+    # delay: work shorter than one interval writes no line at all (no 0% / 100% noise)
     bar = tqdm(file=_LineWriter(emit), mininterval=interval, maxinterval=max(interval, 1.0),
-               miniters=1, ncols=80, **options)
+               miniters=1, ncols=80, delay=interval, **options)
     return Progress(bar)
 
 

@@ -38,14 +38,15 @@ def _commands() -> dict:
 
 # The shared options each command opts in to.
 HAS = {
-    "demo": {"--threads", "--seed"},
-    "sssp": {"--threads", "--seed", "--json", "--output"},
-    "gcn": {"--threads", "--seed", "--json"},
-    "cox": {"--threads", "--json"},
-    **{f"generate {g}": {"--threads", "--seed", "--output"}
+    "demo": {"--threads", "--seed", "--json", "--quiet"},
+    "sssp": {"--threads", "--seed", "--json", "--output", "--quiet"},
+    "gcn": {"--threads", "--seed", "--json", "--output", "--quiet"},
+    "cox": {"--threads", "--json", "--output", "--quiet"},
+    "compile": {"--threads", "--json", "--quiet"},
+    **{f"generate {g}": {"--threads", "--seed", "--json", "--output", "--quiet"}
        for g in ("kron", "uniform", "grid", "sbm")},
 }
-SHARED = ("--threads", "--seed", "--json", "--output")
+SHARED = ("--threads", "--seed", "--json", "--output", "--quiet")
 
 
 def _option(parser, flag):
@@ -71,7 +72,7 @@ def test_shared_options_have_one_spelling_type_and_help(name):
             assert action.help.startswith("write ") and action.metavar in action.help
             continue
         assert action.help == SHARED_HELP[key]
-        if flag == "--json":
+        if flag in ("--json", "--quiet"):
             assert action.nargs == 0 and action.const is True and action.default is False
             continue
         assert action.default == (None if flag == "--threads" else 0)
@@ -194,3 +195,13 @@ def test_generate_runs_under_a_single_rank(tmp_path):
     got, want = graphpar.read_graph(out), graphpar.generate.kronecker(6, seed=2)
     assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
     assert np.array_equal(got.weights, want.weights)
+
+
+def test_quiet_turns_progress_off_and_only_rank_0_reports():
+    from graphpar.cli._driver import _context
+
+    loud = _context(argparse.Namespace(quiet=False, threads=1), None)
+    quiet = _context(argparse.Namespace(quiet=True, threads=1, json=True), None)
+    assert loud.shows_progress and not quiet.shows_progress and quiet.as_json
+    assert not Context(rank=1, size=2).shows_progress
+    assert main(["generate", "grid", "--rows", "2", "--quiet", "-o", "/nonexistent/x.gr"]) == 2

@@ -90,7 +90,13 @@ def test_bad_inputs_give_one_error_line(tmp_path):
     _one_error_line(run_cli(good, "--delta", 0), "delta must be a positive finite number")
     _one_error_line(run_cli("--generate", "kron:x"), "--generate must be")
     _one_error_line(run_cli(), "give a GRAPH_FILE or --generate")
-    _one_error_line(run_cli(good, "--source", "abc"), "invalid int value")
+    _one_error_line(run_cli(good, "--source", "abc"), "--source must be a vertex number", "'abc'")
+    _one_error_line(run_cli(good, "--source", "0,7"), "--source[1] = 7 is out of range")
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1\n2\nx\n")
+    _one_error_line(run_cli(good, "--sources", ids), "ids.txt, line 3", "'x'")
+    _one_error_line(run_cli(good, "--sources", tmp_path / "none.txt"), "none.txt")
+    _one_error_line(run_cli(good, "--all-pairs", "--source", "1"), "not allowed with")
 
 
 def test_verify_fails_with_status_1(tmp_path, monkeypatch):
@@ -208,3 +214,82 @@ def test_subnormal_and_zero_weights_match_scipy(tmp_path, ranks):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert np.array_equal(np.load(out), ref)
         out.unlink()
+
+
+def _check_npz(path, A, sources, directed=True, limit=np.inf):
+    from scipy.sparse.csgraph import reconstruct_path
+
+    with np.load(path) as z:
+        dist, pred, src = z["distances"], z["predecessors"], z["sources"]
+    want = dijkstra(A, directed=directed, indices=sources, limit=limit)
+    np.testing.assert_array_equal(dist, want)
+    np.testing.assert_array_equal(src, sources)
+    assert pred.dtype == np.int32 and pred.shape == dist.shape
+    np.testing.assert_array_equal(pred == -9999,
+                                  ~np.isfinite(dist) | (np.arange(A.shape[0]) == src[:, None]))
+    for row, s in zip(pred, src, strict=True):
+        reconstruct_path(A, row, directed=directed)
+        for v in np.flatnonzero(row >= 0):  # every tree edge is tight
+            u = row[v]
+            w = A[[u], [v]][0] if directed else min(x for x in (A[[u], [v]][0], A[[v], [u]][0])
+                                                    if x > 0)
+            assert dist[list(src).index(s), u] + w == dist[list(src).index(s), v]
+
+
+@pytest.mark.parametrize("extra", [[], ["--delta", "40"], ["--threads", "1"]])
+def test_several_sources_write_npz_and_plot(tmp_path, extra):
+    out, png = tmp_path / "paths.npz", tmp_path / "hist.png"
+    res = run_cli("--generate", "grid:12:9", "--seed", 3, "--source", "0,5,100,5", "--output",
+                  out, "--plot", png, "--verify", "--json", *extra)
+    assert res.returncode == 0, res.stderr
+    stats = json.loads(res.stdout)
+    A = graphpar.generate.grid_road(12, 9, seed=3).to_scipy()
+    _check_npz(out, A, np.array([0, 5, 100, 5]))
+    assert stats["sources"] == 4 and stats["verified"] is True
+    assert stats["reached"] == int(np.isfinite(dijkstra(A, indices=[0, 5, 100, 5])).sum())
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp files
+
+
+def test_sources_file_all_pairs_and_npy(tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# sources\n7\n\n-1\n")
+    out = tmp_path / "d.npy"
+    res = run_cli("--generate", "uniform:60:300", "--sources", ids, "--output", out,
+                  "--undirected", "--limit", 3)
+    assert res.returncode == 0, res.stderr
+    A = graphpar.generate.uniform(60, 300, seed=0).to_scipy()
+    np.testing.assert_array_equal(np.load(out),
+                                  dijkstra(A, directed=False, indices=[7, 59], limit=3))
+    out = tmp_path / "all.npz"
+    res = run_cli("--generate", "uniform:60:300", "--all-pairs", "--output", out, "--undirected")
+    assert res.returncode == 0, res.stderr
+    _check_npz(out, A, np.arange(60), directed=False)
+
+
+def test_progress_of_several_sources_on_stderr_unless_quiet(tmp_path):
+    import os
+
+    env = {**os.environ, "GRAPHPAR_PROGRESS_INTERVAL": "0"}  # a line per update
+
+    def run(*extra):
+        return subprocess.run(graphpar_cmd() + ["sssp", "--generate", "grid:8", "--all-pairs",
+                                                "--json", *extra],
+                              capture_output=True, text=True, timeout=TIMEOUT, env=env)
+
+    res = run()
+    assert res.returncode == 0, res.stderr
+    assert "shortest paths" in res.stderr and "64/64" in res.stderr and "\r" not in res.stderr
+    res = run("--quiet")
+    assert res.returncode == 0 and "shortest paths" not in res.stderr
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_several_sources_under_mpi(tmp_path, ranks):
+    out = tmp_path / "paths.npz"
+    proc = run_mpiexec(ranks, ["-m", "graphpar", "sssp", "--generate", "grid:10:7", "--source",
+                               "3,0,69", "--output", str(out), "--verify", "--json"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stats = json.loads(proc.stdout)
+    assert stats["sources"] == 3 and stats["verified"] is True and stats["ranks"] == ranks
+    _check_npz(out, graphpar.generate.grid_road(10, 7, seed=0).to_scipy(), np.array([3, 0, 69]))

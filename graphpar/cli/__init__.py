@@ -17,7 +17,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("demo", "sssp", "generate", "gcn", "cox")
+SUBCOMMANDS = ("demo", "sssp", "generate", "gcn", "cox", "compile")
 
 
 class Parser(argparse.ArgumentParser):

@@ -7,8 +7,10 @@
 holds its serial and its MPI path side by side and goes through the context
 for everything that differs between them: stages that may fail on one rank
 (:meth:`Context.collectively`), timing (:meth:`Context.timed`), printing
-(rank 0 alone: :meth:`Context.print`, :meth:`Context.report`) and writing
-output (:meth:`Context.write`).
+(rank 0 alone: :meth:`Context.print`, :meth:`Context.report`), progress
+(rank 0 alone, off with ``--quiet``: :meth:`Context.progress`) and writing
+output (rank 0 alone, atomically: :meth:`Context.write`). When a run has to
+compile kernels (a cold cache), rank 0 says so once on stderr.
 
 Errors: a user error (:data:`graphpar.errors.USER_ERRORS`) is printed as one
 ``graphpar: error: ...`` line (:func:`graphpar.errors.error_message`) with
@@ -42,11 +44,13 @@ INTERRUPTED = "graphpar: interrupted"
 
 # The shared options: one spelling, one type and one help text for every subcommand.
 SHARED_HELP = {
-    "threads": "Numba threads per process (default: $GRAPHPAR_NUM_THREADS, else all; "
-               "under mpiexec, the node's cores / its ranks)",
+    "threads": "Numba threads per process (default: $GRAPHPAR_NUM_THREADS, else "
+               "$SLURM_CPUS_PER_TASK, else PBS's $OMP_NUM_THREADS or $NCPUS, else all; "
+               "under mpiexec, the node's cores / its ranks; see docs/cluster.md)",
     "seed": "random seed, 0 to 2**64-1 (default 0)",
     "json": "print one JSON object instead of the text report",
     "output": "write {what} to FILE",
+    "quiet": "no progress reports and no compile notice on stderr (errors are still printed)",
 }
 
 
@@ -60,7 +64,8 @@ def add_shared_options(parser, *, threads: bool = True, seed: bool = False,
     everywhere: ``--threads`` an integer >= 1, ``--seed`` an integer in
     ``[0, 2**64 - 1]`` (default 0), ``--json`` one JSON object on stdout,
     ``--output`` the file the result is written to; ``output`` says what is
-    written there.
+    written there. ``--quiet`` (no progress reports, no compile notice) is
+    given to every subcommand.
 
     Examples
     --------
@@ -68,10 +73,12 @@ def add_shared_options(parser, *, threads: bool = True, seed: bool = False,
     >>> p = Parser(prog="graphpar x")
     >>> add_shared_options(p, seed=True, json=True)
     >>> a = p.parse_args(["--seed", "3", "--json"])
-    >>> a.threads, a.seed, a.json
-    (None, 3, True)
+    >>> a.threads, a.seed, a.json, a.quiet
+    (None, 3, True, False)
     """
     from graphpar.cli import int_in
+
+    parser.add_argument("-q", "--quiet", action="store_true", help=SHARED_HELP["quiet"])
 
     if threads:
         parser.add_argument("--threads", type=int_in(1), default=None, metavar="N",
@@ -107,14 +114,18 @@ class Context:
         The Numba threads in force on this process.
     as_json : bool
         ``--json``: the report is one JSON object.
+    no_progress : bool
+        ``--quiet``: no progress reports and no compile notice.
 
     Examples
     --------
     >>> ctx = Context(threads=2)
-    >>> ctx.mpi, ctx.is_root, ctx.quiet
-    (False, True, False)
+    >>> ctx.mpi, ctx.is_root, ctx.quiet, ctx.shows_progress
+    (False, True, False, True)
     >>> ctx.collectively(lambda: 6 * 7)
     42
+    >>> with Context(no_progress=True).progress(3, "steps") as bar:
+    ...     bar.update(3)
     """
 
     comm: Any = None
@@ -122,6 +133,7 @@ class Context:
     size: int = 1
     threads: int = 1
     as_json: bool = False
+    no_progress: bool = False
 
     @property
     def mpi(self) -> bool:
@@ -137,6 +149,21 @@ class Context:
     def quiet(self) -> bool:
         """True on the ranks that print nothing (all but rank 0)."""
         return self.rank != 0
+
+    @property
+    def shows_progress(self) -> bool:
+        """True when this process reports progress: rank 0, without ``--quiet``."""
+        return self.is_root and not self.no_progress
+
+    def progress(self, total: float | None, desc: str, *, unit: str = "it"):
+        """A :func:`graphpar.progress.progress` report, on only when :attr:`shows_progress`.
+
+        Pass ``ctx.shows_progress`` as ``progress=`` to the library functions a
+        subcommand calls, so that their reports follow the same rule.
+        """
+        from graphpar.progress import progress
+
+        return progress(total, desc, unit=unit, enabled=self.shows_progress)
 
     def collectively(self, fn):
         """Run ``fn()``; under MPI, an error on any rank is raised on every rank.
@@ -188,9 +215,34 @@ class Context:
         else:
             text(fields)
 
-    def write(self, write) -> None:
-        """Call ``write()`` on rank 0 alone; an error there is raised on every rank."""
-        self.collectively(lambda: write() if self.is_root else None)
+    def write(self, write, path=None, mode: str = "wb") -> None:
+        """Write an output file on rank 0 alone; an error there is raised on every rank.
+
+        With ``path``, ``write(f)`` is given the open temporary file of
+        :func:`graphpar.io.atomic_write`, renamed to ``path`` when it returns:
+        an error or a kill part-way leaves no half-written file. Without,
+        ``write()`` is called as it is (and must write through ``atomic_write``).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> f = os.path.join(tempfile.mkdtemp(), "out.txt")
+        >>> Context().write(lambda out: out.write("42\\n"), f, "w")
+        >>> open(f).read()
+        '42\\n'
+        """
+        if path is None:
+            self.collectively(lambda: write() if self.is_root else None)
+            return
+
+        def write_file():
+            if self.is_root:
+                from graphpar.io import atomic_write
+
+                with atomic_write(path, mode) as f:
+                    write(f)
+
+        self.collectively(write_file)
 
     def refuse_mpi(self, message: str) -> None:
         """Raise ``ValueError(message)`` on every rank when more than one rank runs."""
@@ -240,16 +292,17 @@ def print_report(fields: dict, as_json: bool) -> None:
 def _context(args, comm) -> Context:
     """Set this process's threads and return the run's context (collective under MPI)."""
     threads = getattr(args, "threads", None)
-    as_json = bool(getattr(args, "json", False))
+    flags = {"as_json": bool(getattr(args, "json", False)),
+             "no_progress": bool(getattr(args, "quiet", False))}
     if comm is None:
         from graphpar.threads import set_threads
 
-        return Context(threads=set_threads(threads), as_json=as_json)
+        return Context(threads=set_threads(threads), **flags)
     from graphpar.mpi.comm import run_collectively, setup_threads
 
     n = run_collectively(lambda: setup_threads(threads, comm), comm)
     return Context(comm=comm, rank=comm.Get_rank(), size=comm.Get_size(), threads=n,
-                   as_json=as_json)
+                   **flags)
 
 
 def run_command(args, under_mpi: bool) -> int:
@@ -268,13 +321,25 @@ def run_command(args, under_mpi: bool) -> int:
     if under_mpi:
         return _run_under_mpi(args)
     try:
-        status = args.func(args, _context(args, None))
+        status = _run(args, _context(args, None))
     except USER_ERRORS as exc:
         print(f"graphpar: error: {error_message(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         return report_interrupt(False)
     return 0 if status is None else int(status)
+
+
+def _run(args, ctx: Context):
+    """``args.func(args, ctx)``, saying once on stderr if it has to compile kernels.
+
+    The notice (:func:`graphpar._compile.compile_notice`) is printed by rank 0
+    alone and not with ``--quiet``; a run whose kernels are all cached says nothing.
+    """
+    from graphpar._compile import compile_notice
+
+    with compile_notice(ctx.shows_progress):
+        return args.func(args, ctx)
 
 
 def report_interrupt(under_mpi: bool) -> int:
@@ -309,7 +374,7 @@ def _run_under_mpi(args) -> int:
     try:
         comm = get_comm()
         rank = comm.Get_rank()
-        status = args.func(args, _context(args, comm))
+        status = _run(args, _context(args, comm))
     except USER_ERRORS as exc:
         msg = f"graphpar: error: {error_message(exc)}"
         if getattr(exc, "graphpar_collective", False):

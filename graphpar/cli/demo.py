@@ -36,7 +36,7 @@ def register(sub) -> None:
             "mpiexec."
         ),
     )
-    add_shared_options(p, seed=True)
+    add_shared_options(p, seed=True, json=True)
     p.add_argument("--scale", type=int_in(1, MAX_SCALE), default=18,
                    help=f"Kronecker scale for SSSP, 1 to {MAX_SCALE} (default 18)")
     p.set_defaults(func=run)
@@ -54,16 +54,26 @@ def _check_size(scale: int) -> None:
 
 def run(args, ctx) -> int:
     """Run ``graphpar demo`` in the context ``ctx``; return the exit status (1: a check failed)."""
+    import contextlib
+    import io
+
     ctx.refuse_mpi(NOT_UNDER_MPI)
     _check_size(args.scale)
-    print(f"graphpar demo ({ctx.threads} threads)")
+    # with --json the steps' text goes nowhere and one JSON object sums them up
+    quiet = contextlib.redirect_stdout(io.StringIO()) if ctx.as_json else contextlib.nullcontext()
+    checks = {}
     t0 = time.perf_counter()
-    failed = 0
-    for name in DEMO_STEPS:
-        module = importlib.import_module(f"graphpar.cli.{name}")
+    with quiet:
+        print(f"graphpar demo ({ctx.threads} threads)")
+        for name in DEMO_STEPS:
+            module = importlib.import_module(f"graphpar.cli.{name}")
+            print()
+            checks[name] = bool(module.demo(args))
         print()
-        failed += 0 if module.demo(args) else 1
-    print()
+    seconds = time.perf_counter() - t0
+    failed = sum(not ok for ok in checks.values())
     status = "all checks passed" if failed == 0 else f"{failed} check(s) FAILED"
-    print(f"demo finished in {time.perf_counter() - t0:.1f} s: {status}")
+    fields = {"checks": checks, "passed": failed == 0, "seconds": seconds,
+              "threads": ctx.threads, "scale": args.scale, "seed": args.seed}
+    ctx.report(fields, lambda f: print(f"demo finished in {seconds:.1f} s: {status}"))
     return 0 if failed == 0 else 1

@@ -119,7 +119,7 @@ def register(sub) -> None:
     s.add_argument("--labels", default=None, help="also save the block labels to this .npy")
 
     for q in (k, u, g, s):
-        add_shared_options(q, seed=True, output="the graph (format by suffix)",
+        add_shared_options(q, seed=True, json=True, output="the graph (format by suffix)",
                            output_required=True)
         q.add_argument("--format", default=None,
                        help="output format if not the suffix: gr, mtx, el, wel, npz")
@@ -151,35 +151,50 @@ def run(args, ctx) -> int:
     if args.generator == "sbm" and args.labels is not None and not args.labels.endswith(".npy"):
         raise ValueError(f"--labels must name a .npy file, got {args.labels!r}")
     _check_size(args)
+    progress = ctx.shows_progress
     t0 = time.perf_counter()
     labels = None
     if args.generator == "kron":
         graph = generate.kronecker(
             args.scale, args.edgefactor, seed=args.seed, a=args.a, b=args.b, c=args.c,
             weights=args.weights, max_weight=args.max_weight, directed=args.directed,
+            progress=progress,
         )
     elif args.generator == "uniform":
         graph = generate.uniform(
             args.n, args.m, seed=args.seed, weights=args.weights,
-            max_weight=args.max_weight, directed=not args.undirected,
+            max_weight=args.max_weight, directed=not args.undirected, progress=progress,
         )
     elif args.generator == "grid":
         graph = generate.grid_road(args.rows, args.cols, seed=args.seed,
-                                   max_weight=args.max_weight)
+                                   max_weight=args.max_weight, progress=progress)
     else:
-        graph, labels = generate.sbm(args.blocks, args.p_in, args.p_out, seed=args.seed)
+        graph, labels = generate.sbm(args.blocks, args.p_in, args.p_out, seed=args.seed,
+                                     progress=progress)
     t1 = time.perf_counter()
+    # each file is written beside its name and renamed when complete (atomic)
     write_graph(graph, args.output, fmt)
     if labels is not None and args.labels is not None:
         import numpy as np
 
-        np.save(args.labels, labels)
+        ctx.write(lambda f: np.save(f, labels), args.labels)
     t2 = time.perf_counter()
-    kind = "directed" if graph.directed else "undirected"
-    print(
-        f"{args.generator}: n={graph.n} nnz={graph.nnz} ({kind}) generated in {t1 - t0:.2f} s "
-        f"({ctx.threads} threads), wrote {args.output} ({fmt}{comp or ''}) in {t2 - t1:.2f} s"
-    )
+    fields = {
+        "generator": args.generator, "vertices": graph.n, "edges": graph.nnz,
+        "directed": graph.directed, "seed": args.seed, "threads": ctx.threads,
+        "generate_time_s": t1 - t0, "write_time_s": t2 - t1, "output": args.output,
+        "format": fmt + (comp or ""),
+    }
+    if labels is not None and args.labels is not None:
+        fields["labels"] = args.labels
+
+    def text(f):
+        kind = "directed" if f["directed"] else "undirected"
+        print(f"{f['generator']}: n={f['vertices']} nnz={f['edges']} ({kind}) generated in "
+              f"{f['generate_time_s']:.2f} s ({f['threads']} threads), wrote {f['output']} "
+              f"({f['format']}) in {f['write_time_s']:.2f} s")
+
+    ctx.report(fields, text)
     return 0
 
 

@@ -1,16 +1,27 @@
-"""``graphpar sssp``: delta-stepping shortest paths from one source of a graph file.
+"""``graphpar sssp``: shortest paths from one source, several, or every vertex of a graph.
 
 Prints the vertices reached, the largest finite distance, the time and the
 MTEPS, where the edges counted are the stored (directed) edges leaving the
-reached vertices, each counted once, over the time of the search alone
-(reading the graph and compiling are excluded).
+reached vertices, each counted once per source, over the time of the
+searches alone (reading the graph and compiling are excluded).
+
+Sources: ``--source 0,5,9``, ``--sources FILE`` (one id per line) or
+``--all-pairs``. One source runs parallel delta-stepping
+(:func:`graphpar.sssp`); several run as :func:`graphpar.csgraph.dijkstra`
+does (one serial search per thread, or delta-stepping per source when there
+are fewer sources than threads), or with ``--delta`` delta-stepping per
+source. ``--output FILE.npz`` writes ``distances``, ``predecessors`` and
+``sources``; any other name gets the distances alone as ``.npy``
+(shape ``(n,)`` for one source, ``(k, n)`` for several). ``--plot PNG``
+draws the distribution of the distances (:func:`graphpar.plot.distance_histogram`).
 
 Under ``mpiexec`` the same command runs distributed: every rank reads its share
 of the graph (:func:`graphpar.mpi.read_graph`) or generates it in parallel
 (:mod:`graphpar.mpi.generate`), the search is :func:`graphpar.mpi.sssp`,
 and rank 0 prints the same report with four more entries: ``ranks``,
 ``rounds`` (bulk-synchronous exchanges), ``buckets`` and ``bytes_exchanged``
-(request bytes sent between ranks, all ranks together). ``--output`` and
+(request bytes sent between ranks, all ranks together). Several sources run
+one after another, each a distributed search. ``--output``, ``--plot`` and
 ``--verify`` gather the distances (and, for ``--verify``, the graph as read)
 on rank 0.
 """
@@ -25,6 +36,9 @@ import numpy as np
 EXAMPLES = """examples:
   graphpar sssp rome99.gr --source 0 --verify
   graphpar sssp road.gr.gz --source 12 --undirected --threads 2 --output dist.npy
+  graphpar sssp rome99.gr --source 0,5,9 --output paths.npz --plot hist.png
+  graphpar sssp rome99.gr --sources ids.txt --json
+  graphpar sssp --generate grid:30 --all-pairs --output all.npz
   graphpar sssp --generate kron:20 --source 1 --json
   graphpar sssp --generate grid:1000 --delta 256
   mpiexec -n 2 graphpar sssp --generate kron:20 --threads 1
@@ -56,6 +70,69 @@ def parse_generate(spec: str) -> tuple[str, int, int | None]:
         )
     kind = {"kronecker": "kron", "road": "grid"}.get(m.group(1), m.group(1))
     return kind, int(m.group(2)), None if m.group(3) is None else int(m.group(3))
+
+
+def parse_source_list(text: str, graph=None) -> list[int]:
+    """Parse ``--source``: a vertex or comma-separated vertices, by number or by label.
+
+    With a labelled ``graph`` (:attr:`graphpar.Graph.labels`) every item is
+    looked up as a label (:meth:`graphpar.Graph.index_of`); otherwise it must
+    be an integer. A bad item raises ``ValueError`` naming it.
+
+    Examples
+    --------
+    >>> parse_source_list("0,5, 9")
+    [0, 5, 9]
+    >>> parse_source_list("7")
+    [7]
+    """
+    parts = [p.strip() for p in str(text).split(",")]
+    if graph is not None and getattr(graph, "labels", None) is not None:
+        from graphpar._validation import check_sources, vertices_from_text
+
+        return check_sources(vertices_from_text(parts, graph), graph,
+                             name="--source")[0].tolist()
+    for p in parts:
+        if not _is_int(p):
+            raise ValueError(f"--source must be a vertex number or comma-separated numbers, "
+                             f"got {p!r} in {text!r}")
+    return [int(p) for p in parts]
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_source_file(path) -> list[int]:
+    """Read ``--sources FILE``: one integer per line (blank lines and ``#`` comments skipped).
+
+    A line that is not an integer raises ``ValueError`` naming the file and line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "ids.txt")
+    >>> _ = open(f, "w").write("# sources\\n3\\n\\n 8\\n")
+    >>> read_source_file(f)
+    [3, 8]
+    """
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            if not _is_int(text):
+                raise ValueError(f"{path}, line {lineno}: a source must be one integer "
+                                 f"per line, got {text[:40]!r}")
+            out.append(int(text))
+    if not out:
+        raise ValueError(f"{path}: no source ids in the file")
+    return out
 
 
 def generate_size(spec: str) -> tuple[str, int, int, int, int, bool]:
@@ -129,9 +206,10 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "sssp",
-        help="single-source shortest paths (parallel delta-stepping)",
+        help="shortest paths from one source, several, or all (parallel)",
         description=(
-            "Shortest-path distances from one source by parallel delta-stepping.\n"
+            "Shortest-path distances from one source by parallel delta-stepping, or from\n"
+            "several (--source 0,5,9, --sources FILE, --all-pairs), one search per thread.\n"
             "Prints the vertices reached, the largest finite distance, the search time\n"
             "and MTEPS (stored edges leaving reached vertices / search time, loading and\n"
             "compiling excluded). Weights must be >= 0."
@@ -140,11 +218,20 @@ def register(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("graph_file", nargs="?", metavar="GRAPH_FILE",
-                   help="graph file (.gr, .mtx, .el/.txt, .wel, .npz; optionally .gz/.bz2/.xz)")
+                   help="graph file (.gr, .mtx, .el/.txt, .wel, .npz, .csv, .tsv; optionally "
+                        ".gz/.bz2/.xz)")
     p.add_argument("--generate", metavar="SPEC",
                    help="generate the graph instead: kron:SCALE, uniform:N[:M], grid:ROWS[:COLS]")
     p.add_argument("--format", default=None, help="file format when the suffix does not say")
-    p.add_argument("--source", type=int, default=0, help="source vertex, 0-based (default 0)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--source", default=None, metavar="S[,S...]",
+                       help="source vertex, or comma-separated vertices: 0-based numbers, or "
+                            "labels for a graph with labels (a CSV file with string ids); "
+                            "default vertex 0")
+    which.add_argument("--sources", metavar="FILE",
+                       help="file of source vertices, one 0-based id per line")
+    which.add_argument("--all-pairs", action="store_true",
+                       help="every vertex is a source (n x n distances)")
     p.add_argument("--delta", type=float, default=None,
                    help="bucket width (default: 2 * max weight / mean degree)")
     p.add_argument("--limit", type=float, default=None,
@@ -152,8 +239,12 @@ def register(sub) -> None:
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")
     p.add_argument("--verify", action="store_true",
                    help="check against the serial Dijkstra; exit status 1 if they differ")
-    add_shared_options(p, seed=True, json=True, output="the distances (float64 .npy)",
-                       output_metavar="DIST.npy")
+    p.add_argument("--plot", metavar="PNG",
+                   help="draw the distribution of the distances (needs matplotlib)")
+    add_shared_options(p, seed=True, json=True,
+                       output="distances, predecessors and sources (.npz), or the "
+                              "distances alone (float64 .npy)",
+                       output_metavar="OUT.npz|DIST.npy")
     p.set_defaults(func=run)
 
 
@@ -209,21 +300,109 @@ def _warm_up(ctx) -> None:
         sssp(distribute_graph(tiny if ctx.is_root else None, comm=ctx.comm), 0)
     else:
         from graphpar import sssp
+        from graphpar.csgraph import dijkstra
 
         sssp(tiny, 0)
+        dijkstra(tiny.to_scipy(), indices=[0, 1])  # the several-sources search
 
 
-def _search(searched, source: int, delta, limit: float, ctx):
-    """Run the search; return this process's distances and the :class:`graphpar.SSSPStats`."""
+def _search(searched, source, delta, limit: float, ctx, want_pred: bool = False):
+    """Run one search (or several, one after another); return this process's
+    ``(dist, pred or None, graphpar.SSSPStats)``."""
     if ctx.mpi:
         from graphpar.mpi import sssp
     else:
         from graphpar import sssp
     # searched is already symmetrised with --undirected: searched as it is
-    return sssp(searched, source, delta=delta, limit=limit, return_stats=True)
+    out = sssp(searched, source, delta=delta, limit=limit, return_predecessors=want_pred,
+               return_stats=True)
+    return (out[0], out[1] if want_pred else None, out[-1])
 
 
-def _verify(graph, source: int, dist, directed: bool, limit: float, ctx) -> bool:
+def _pick_sources(args, graph, n: int, ctx) -> tuple[np.ndarray, bool]:
+    """The checked sources (int64) and whether a single ``--source`` was given."""
+    from graphpar._validation import check_sources
+
+    def pick():
+        if args.all_pairs:
+            return np.arange(n, dtype=np.int64), False
+        if args.sources:
+            return check_sources(np.array(read_source_file(args.sources)), n,
+                                 name="--sources")[0], False
+        ids = [0] if args.source is None else parse_source_list(
+            args.source, None if ctx.mpi else graph)
+        if len(ids) == 1:
+            return check_sources(ids[0], n, name="--source")[0], True
+        return check_sources(np.array(ids), n, name="--source")[0], False
+
+    return ctx.collectively(pick)
+
+
+def _search_serial(searched, sources, delta, limit: float, ctx, want_pred: bool):
+    """Several sources on one process, in chunks that report progress.
+
+    Without ``--delta`` as :func:`graphpar.csgraph.dijkstra` (one serial
+    search per thread); with it, delta-stepping per source. Returns
+    ``(dist, pred or None, seconds)``.
+    """
+    from graphpar import sssp
+    from graphpar.csgraph import dijkstra
+
+    n, k = searched.n, sources.size
+    A = searched.to_scipy()
+    step = max(ctx.threads, -(-k // 100))  # about 100 reports, whole rounds of threads
+    step = -(-step // ctx.threads) * ctx.threads
+    dist = np.empty((k, n))
+    pred = np.empty((k, n), dtype=np.int32) if want_pred else None
+    t0 = time.perf_counter()
+    with ctx.progress(k, "shortest paths", unit="source") as bar:
+        for i in range(0, k, step):
+            part = sources[i:i + step]
+            if delta is None:
+                out = dijkstra(A, indices=part, limit=limit, return_predecessors=want_pred)
+            else:
+                out = sssp(searched, part, delta=delta, limit=limit,
+                           return_predecessors=want_pred)
+            if want_pred:
+                dist[i:i + part.size], pred[i:i + part.size] = out
+            else:
+                dist[i:i + part.size] = out
+            bar.update(part.size)
+    return dist, pred, time.perf_counter() - t0
+
+
+def _search_mpi(searched, sources, delta, limit: float, ctx, want_pred: bool):
+    """Several sources under MPI: one distributed search after another, gathered on rank 0.
+
+    Returns ``(dist, pred, stats)``: the gathered arrays (None off rank 0)
+    and the report's fields summed over the searches.
+    """
+    k = sources.size
+    dist = np.empty((k, searched.gn)) if ctx.is_root else None
+    pred = np.empty((k, searched.gn), dtype=np.int32) if ctx.is_root and want_pred else None
+    totals = {"seconds": 0.0, "edges_traversed": 0, "rounds": 0, "buckets": 0,
+              "bytes_exchanged": 0}
+    st = None
+    with ctx.progress(k, "shortest paths", unit="source") as bar:
+        for i, s in enumerate(sources):
+            d, p, st = _search(searched, int(s), delta, limit, ctx, want_pred)
+            d = searched.gather_vertex_values(d, root=0)
+            p = searched.gather_vertex_values(p, root=0) if want_pred else None
+            if ctx.is_root:
+                dist[i] = d
+                if want_pred:
+                    pred[i] = p
+            totals["seconds"] += st.seconds
+            totals["edges_traversed"] += st.edges_traversed
+            for key in ("rounds", "buckets", "bytes_exchanged"):
+                totals[key] += getattr(st.mpi, key)
+            bar.update(1)
+    totals.update(delta=st.delta, threads=st.threads, vertices=st.vertices, edges=st.edges,
+                  ranks=st.mpi.ranks)
+    return dist, pred, totals
+
+
+def _verify(graph, source, dist, directed: bool, limit: float, ctx) -> bool:
     """Check ``dist`` against the serial Dijkstra on the graph as read (on rank 0 under MPI).
 
     The graph the user asked for, with the user's direction, checked on its
@@ -250,41 +429,90 @@ def run(args, ctx) -> int:
 
     Exit status 1 when ``--verify`` finds a wrong distance.
     """
-    from graphpar._validation import check_sources
-
     graph, searched, name, load_time = _load(args, ctx)
     n = searched.gn if ctx.mpi else searched.n
-    source = ctx.collectively(lambda: int(check_sources(args.source, n, name="--source")[0][0]))
+    sources, single = _pick_sources(args, graph, n, ctx)
+    labels = None if ctx.mpi else graph.labels
+    if labels is not None:  # from here on vertex numbers (the API would read them as labels)
+        graph, searched = graph.with_labels(None), searched.with_labels(None)
     limit = np.inf if args.limit is None else args.limit
+    want_pred = bool(args.output) and str(args.output).lower().endswith(".npz")
     _warm_up(ctx)
-    dist, st = _search(searched, source, args.delta, limit, ctx)
-    stats = {
-        "graph": name,
-        "vertices": st.vertices,
-        "edges": st.edges,
-        "directed": not args.undirected,
-        "source": source,
-        "delta": st.delta,
-        "threads": st.threads,
-        "reached": st.reached,
-        "max_distance": st.max_distance,
-        "time_s": st.seconds,
-        "load_time_s": load_time,
-        "mteps": st.mteps,
-    }
-    if ctx.mpi:
-        stats.update(ranks=st.mpi.ranks, rounds=st.mpi.rounds, buckets=st.mpi.buckets,
-                     bytes_exchanged=st.mpi.bytes_exchanged)
-        dist = searched.gather_vertex_values(dist, root=0)  # None on the other ranks
+    stats = {"graph": name}
+    if single or (sources.size == 1 and not ctx.mpi):
+        dist, pred, st = _search(searched, sources if not single else int(sources[0]),
+                                 args.delta, limit, ctx, want_pred)
+        stats.update(vertices=st.vertices, edges=st.edges, directed=not args.undirected)
+        stats.update({"source": int(sources[0])} if single else {"sources": 1})
+        if single and labels is not None:
+            stats["source_label"] = labels[int(sources[0])].item()
+        stats.update(delta=st.delta, threads=st.threads, reached=st.reached,
+                     max_distance=st.max_distance, time_s=st.seconds, load_time_s=load_time,
+                     mteps=st.mteps)
+        if ctx.mpi:
+            stats.update(ranks=st.mpi.ranks, rounds=st.mpi.rounds, buckets=st.mpi.buckets,
+                         bytes_exchanged=st.mpi.bytes_exchanged)
+            dist = searched.gather_vertex_values(dist, root=0)  # None on the other ranks
+            if want_pred:
+                pred = searched.gather_vertex_values(pred, root=0)
+    elif ctx.mpi:
+        dist, pred, tot = _search_mpi(searched, sources, args.delta, limit, ctx, want_pred)
+        stats.update(vertices=tot["vertices"], edges=tot["edges"],
+                     directed=not args.undirected, sources=int(sources.size),
+                     delta=tot["delta"], threads=tot["threads"])
+        stats.update(_distance_fields(dist, ctx))
+        stats.update(time_s=tot["seconds"], load_time_s=load_time,
+                     mteps=_mteps(tot["edges_traversed"], tot["seconds"]),
+                     ranks=tot["ranks"], rounds=tot["rounds"], buckets=tot["buckets"],
+                     bytes_exchanged=tot["bytes_exchanged"])
+    else:
+        dist, pred, seconds = _search_serial(searched, sources, args.delta, limit, ctx,
+                                             want_pred)
+        reached = np.isfinite(dist)
+        traversed = int(reached.sum(axis=0) @ np.diff(searched.indptr))
+        stats.update(vertices=searched.n, edges=searched.nnz, directed=not args.undirected,
+                     sources=int(sources.size), delta=args.delta, threads=ctx.threads)
+        stats.update(_distance_fields(dist, ctx))
+        stats.update(time_s=seconds, load_time_s=load_time, mteps=_mteps(traversed, seconds))
     if args.output:
-        ctx.write(lambda: np.save(args.output, dist))
+        _write_output(args.output, dist, pred, sources, single, ctx)
+    if args.plot:
+        from graphpar.plot import distance_histogram
+
+        ctx.write(lambda: distance_histogram(dist, args.plot))
     status = 0
     if args.verify:
-        ok = _verify(graph, source, dist, not args.undirected, limit, ctx)
+        ok = _verify(graph, int(sources[0]) if single else sources, dist, not args.undirected,
+                     limit, ctx)
         stats["verified"] = ok
         status = 0 if ok else 1
     ctx.report(stats)
     return status
+
+
+def _distance_fields(dist, ctx) -> dict:
+    """``reached`` and ``max_distance`` of gathered distances (rank 0; 0 elsewhere)."""
+    if not ctx.is_root:
+        return {"reached": 0, "max_distance": -np.inf}
+    fin = dist[np.isfinite(dist)]
+    return {"reached": int(fin.size), "max_distance": float(fin.max()) if fin.size else -np.inf}
+
+
+def _mteps(edges: int, seconds: float) -> float:
+    return edges / seconds / 1e6 if seconds > 0 else float("inf")
+
+
+def _write_output(path, dist, pred, sources, single: bool, ctx) -> None:
+    """Rank 0 writes ``path`` atomically: ``.npz`` with distances, predecessors and
+    sources; otherwise the distances alone, as ``.npy``."""
+    if str(path).lower().endswith(".npz"):
+        def write(f):
+            np.savez(f, distances=dist, predecessors=pred,
+                     sources=np.int64(sources[0]) if single else sources)
+    else:
+        def write(f):
+            np.save(f, dist)
+    ctx.write(write, path)
 
 
 def demo(args) -> bool:

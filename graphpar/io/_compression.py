@@ -23,7 +23,7 @@ from graphpar.errors import GraphFormatError, LimitError
 from graphpar.limits import ENV_MAX_DECOMPRESSED, decompression_limit
 
 __all__ = [
-    "COMPRESSORS", "open_binary", "decompression_errors", "decompressed_too_large",
+    "COMPRESSORS", "open_binary", "open_output", "decompression_errors", "decompressed_too_large",
     "iter_decompressed", "read_decompressed",
 ]
 
@@ -51,6 +51,44 @@ def open_binary(path, mode: str = "rb"):
     if mod is gzip and "w" in mode:
         return gzip.open(path, mode, compresslevel=6)  # gzip's own default; 9 is far slower
     return mod.open(path, mode)
+
+
+@contextlib.contextmanager
+def open_output(path):
+    """Write a file atomically, compressing by a ``.gz``/``.bz2``/``.xz`` suffix.
+
+    The bytes go to a temporary file beside ``path``
+    (:func:`graphpar.io.atomic_write`) that replaces ``path`` only once the
+    ``with`` block and the compressor's trailer are done: an error or a kill
+    part-way leaves ``path`` as it was and no temporary file behind.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "x.txt.gz")
+    >>> with open_output(f) as fh:
+    ...     _ = fh.write(b"0 1\\n")
+    >>> open_binary(f).read()
+    b'0 1\\n'
+    """
+    from graphpar.io._atomic import atomic_write
+
+    path = os.fspath(path)
+    suffix = Path(path).suffix.lower()
+    with atomic_write(path, "wb") as raw:
+        if suffix == ".gz":
+            # the header names the target (gzip drops the .gz), not the temporary file
+            out = gzip.GzipFile(filename=os.path.basename(path), mode="wb", fileobj=raw,
+                                compresslevel=6)
+        elif suffix == ".bz2":
+            out = bz2.BZ2File(raw, "wb")
+        elif suffix == ".xz":
+            out = lzma.LZMAFile(raw, "wb")
+        else:
+            yield raw
+            return
+        with out:
+            yield out
 
 
 @contextlib.contextmanager
@@ -130,8 +168,10 @@ def iter_decompressed(path, piece: int = PIECE):
             yield data
 
 
-def read_decompressed(path, comp: str | None) -> np.ndarray:
+def read_decompressed(path, comp: str | None, *, progress: bool | None = False) -> np.ndarray:
     """The whole file, decompressed, as a uint8 array (``comp`` as from ``detect_format``).
+
+    ``progress`` reports the bytes decompressed (:func:`graphpar.progress.progress`).
 
     Examples
     --------
@@ -144,8 +184,13 @@ def read_decompressed(path, comp: str | None) -> np.ndarray:
     """
     if comp is None:
         return np.fromfile(path, dtype=np.uint8)
+    from graphpar.progress import progress as report
+
     data = bytearray()
-    for piece in iter_decompressed(path):
-        data += piece
+    with report(None, f"decompressing {os.path.basename(os.fspath(path))}", unit="B",
+                enabled=progress) as bar:
+        for piece in iter_decompressed(path):
+            data += piece
+            bar.update(len(piece))
     return np.frombuffer(data, dtype=np.uint8)
 

@@ -388,7 +388,8 @@ def _as_u8(buf) -> np.ndarray:
 _KIND = {"gr": _k.GR, "mtx": _k.MTX, "el": _k.EDGELIST, "wel": _k.EDGELIST}
 
 
-def parse_body(buf, header: GraphHeader, *, max_records: int | None = None) -> ParsedBody:
+def parse_body(buf, header: GraphHeader, *, max_records: int | None = None,
+               bar=None) -> ParsedBody:
     """Parse a slice of a text graph body into edge arrays.
 
     Parameters
@@ -401,6 +402,8 @@ def parse_body(buf, header: GraphHeader, *, max_records: int | None = None) -> P
     max_records : int, optional
         Stop with an error at the first record beyond this many (the whole
         body of a ``.gr``/``.mtx`` file: ``header.m``). Default: no limit.
+    bar : graphpar.progress.Progress, optional
+        Advanced by the bytes parsed, piece by piece.
 
     Returns
     -------
@@ -430,6 +433,8 @@ def parse_body(buf, header: GraphHeader, *, max_records: int | None = None) -> P
         part, stop = _parse_piece(arr[pos:], header, cap)
         pieces.append(part)
         total += part.src.size
+        if bar is not None:
+            bar.update(arr.size - pos if part.error is None else stop)
         if part.error is None:
             break
         if part.error.code == _k.E_TOO_MANY and part.src.size == cap and total < limit:

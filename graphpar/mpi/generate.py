@@ -55,7 +55,7 @@ def check_rank_memory(gn: int, m: int, directed: bool, what: str, comm=None) -> 
 
 
 def _generate(kind, m, gn, directed, partition, comm, seed, weights, max_weight, what,
-              **params):
+              progress=False, **params):
     from graphpar.generate import edge_range
 
     comm = get_comm(comm)
@@ -68,8 +68,9 @@ def _generate(kind, m, gn, directed, partition, comm, seed, weights, max_weight,
                 f"partition is for {partition.n} vertices in {partition.nparts} parts; the "
                 f"graph has {gn} vertices and the communicator {size} ranks"
             )
+        # rank 0 reports its share: the ranks generate equal shares at the same pace
         return edge_range(kind, start, stop, seed=seed, weights=weights,
-                          max_weight=max_weight, **params)
+                          max_weight=max_weight, progress=progress and rank == 0, **params)
 
     check_rank_memory(gn, m, directed, what, comm)
     src, dst, w = run_collectively(local_edges, comm)
@@ -80,11 +81,14 @@ def _generate(kind, m, gn, directed, partition, comm, seed, weights, max_weight,
 def kronecker(scale: int, edgefactor: int = 16, *, seed: int = 0, a: float = 0.57,
               b: float = 0.19, c: float = 0.19, weights: str | None = "int",
               max_weight: int = 255, directed: bool = False,
-              partition: BlockPartition | None = None, comm=None) -> DistGraph:
+              partition: BlockPartition | None = None, comm=None,
+              progress: bool | None = False) -> DistGraph:
     """Graph500 Kronecker graph generated in parallel (see :func:`graphpar.generate.kronecker`).
 
     Collective; ``partition`` defaults to equal vertex blocks (the vertex
-    relabelling spreads the high-degree vertices over them).
+    relabelling spreads the high-degree vertices over them). ``progress``
+    reports rank 0's share of the edges (:func:`graphpar.progress.progress`),
+    as do :func:`uniform` and :func:`grid_road`.
 
     Examples
     --------
@@ -96,12 +100,13 @@ def kronecker(scale: int, edgefactor: int = 16, *, seed: int = 0, a: float = 0.5
     return _generate("kronecker", edgefactor << scale, 1 << scale, bool(directed), partition,
                      comm, seed, weights, max_weight,
                      f"kronecker(scale={scale}, edgefactor={edgefactor})",
-                     scale=scale, a=a, b=b, c=c)
+                     progress, scale=scale, a=a, b=b, c=c)
 
 
 def uniform(n: int, m: int, *, seed: int = 0, weights: str | None = "int",
             max_weight: int = 255, directed: bool = True,
-            partition: BlockPartition | None = None, comm=None) -> DistGraph:
+            partition: BlockPartition | None = None, comm=None,
+            progress: bool | None = False) -> DistGraph:
     """Uniform random graph generated in parallel (see :func:`graphpar.generate.uniform`).
 
     Examples
@@ -112,11 +117,12 @@ def uniform(n: int, m: int, *, seed: int = 0, weights: str | None = "int",
 
     n, m = check_int("n", n, 1), check_int("m", m, 0)
     return _generate("uniform", m, n, bool(directed), partition, comm, seed, weights,
-                     max_weight, f"uniform(n={n}, m={m})", n=n)
+                     max_weight, f"uniform(n={n}, m={m})", progress, n=n)
 
 
 def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: int = 255,
-              partition: BlockPartition | None = None, comm=None) -> DistGraph:
+              partition: BlockPartition | None = None, comm=None,
+              progress: bool | None = False) -> DistGraph:
     """Road-like grid generated in parallel (see :func:`graphpar.generate.grid_road`).
 
     Examples
@@ -129,4 +135,4 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
     cols = rows if cols is None else check_int("cols", cols, 1)
     m = rows * (cols - 1) + (rows - 1) * cols
     return _generate("grid", m, rows * cols, False, partition, comm, seed, "int", max_weight,
-                     f"grid_road(rows={rows}, cols={cols})", rows=rows, cols=cols)
+                     f"grid_road(rows={rows}, cols={cols})", progress, rows=rows, cols=cols)

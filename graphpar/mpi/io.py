@@ -102,6 +102,12 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
 
     def prepare():
         fmt, comp = check_read_arguments(path, format, directed, weights)
+        if fmt in ("csv", "tsv"):
+            raise ValueError(
+                f"{name}: CSV/TSV edge lists are not read under MPI yet; convert the file "
+                "once, serially, with graphpar.io.write_graph(graphpar.io.read_graph(...), "
+                "'graph.npz') and run on the .npz"
+            )
         info = None
         if rank == 0 and fmt != "npz":
             # the size first: it streams the whole file within the decompression limit,
