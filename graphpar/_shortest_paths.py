@@ -309,7 +309,7 @@ def sssp(
     delta = check_delta(delta)
     limit = check_limit(limit)
     g, wmax = validate_graph(csgraph, directed, return_max_weight=True)
-    sources, scalar = check_sources(source, g.n)
+    sources, scalar = check_sources(source, g)
     from graphpar.threads import get_threads, set_threads
 
     before = get_threads()
@@ -461,7 +461,7 @@ source 0
     limit = check_limit(limit)
     g = validate_graph(csgraph, True)
     arrays = _arrays(g) if directed else _both_ways(g)
-    sources, scalar = check_sources(source, g.n)
+    sources, scalar = check_sources(source, g)
     d = np.asarray(dist, dtype=np.float64)
     want = (g.n,) if scalar else (sources.size, g.n)
     if d.shape != want:
