@@ -92,8 +92,13 @@ def sort_rows(indptr, cols, vals):
         for j in range(a + 1, b):
             if cols[j] < cols[j - 1]:
                 order = np.argsort(cols[a:b], kind="mergesort")
-                cols[a:b] = cols[a:b][order]
-                vals[a:b] = vals[a:b][order]
+                c2 = cols[a:b].copy()
+                v2 = vals[a:b].copy()
+                # element loops, not slice assignments (whose error path costs seconds
+                # of compilation)
+                for q in range(b - a):
+                    cols[a + q] = c2[order[q]]
+                    vals[a + q] = v2[order[q]]
                 break
 
 
@@ -177,42 +182,53 @@ def _weight_flags(bits, lo, hi, reject_negative, reject_inf):
 
 
 @njit(parallel=True, cache=True)
+def weight_scan(bits, reject_negative, reject_inf, nbad, top):
+    """Per piece ``c`` of ``nbad.size`` equal pieces of ``bits`` (float64 weights viewed as
+    int64): ``nbad[c]`` rule-breaking weights and ``top[c]`` the bits of the largest finite
+    weight ``>= 0`` (0 when none)."""
+    m = bits.size
+    chunks = nbad.size
+    for c in prange(chunks):
+        bad, mx = _weight_flags(bits, m * c // chunks, m * (c + 1) // chunks,
+                                reject_negative, reject_inf)
+        nbad[c] = bad
+        top[c] = mx
+
+
 def first_bad_weight(w, reject_negative, reject_inf, chunks):
     """Return ``(k, code, wmax)``: the first weight that breaks the rule, and the largest one.
 
     ``k`` is -1 (and ``code`` 0) when every weight passes; ``code`` is 1 for
     NaN, 2 for a negative weight (when ``reject_negative``) and 3 for an
     infinite one (when ``reject_inf``). ``wmax`` is the largest finite
-    weight ``>= 0`` (0.0 when there is none).
+    weight ``>= 0`` (0.0 when there is none). ``w`` is a contiguous float64 array.
 
-    One pass over ``w`` in ``chunks`` parallel pieces; only a piece that
-    fails is searched again for the position. The earliest offending
-    position wins. ``-0.0`` is not negative.
+    One pass over ``w`` in ``chunks`` parallel pieces (:func:`weight_scan`); only
+    the first piece that fails is searched again for the position. ``-0.0`` is
+    not negative. The search and the reductions are numpy, not compiled: a
+    kernel for them would cost seconds of compilation on the first call.
     """
     bits = w.view(np.int64)
     m = w.size
-    first = np.full(chunks, m, dtype=np.int64)
+    chunks = max(int(chunks), 1)
+    nbad = np.zeros(chunks, dtype=np.int64)
     top = np.zeros(chunks, dtype=np.int64)
-    for c in prange(chunks):
-        lo = m * c // chunks
-        hi = m * (c + 1) // chunks
-        bad, top[c] = _weight_flags(bits, lo, hi, reject_negative, reject_inf)
-        if bad != 0:
-            for k in range(lo, hi):
-                x = w[k]
-                if x != x or (reject_negative and x < 0) or (reject_inf and np.isinf(x)):
-                    first[c] = k
-                    break
-    k = m
-    for c in range(chunks):
-        k = min(k, first[c])
-    wmax = top.max() if chunks > 0 else np.int64(0)
-    wmax = np.array([wmax]).view(np.float64)[0]
-    if k == m:
+    weight_scan(bits, bool(reject_negative), bool(reject_inf), nbad, top)
+    wmax = float(top.max().view(np.float64))
+    failed = np.flatnonzero(nbad)
+    if failed.size == 0:
         return -1, 0, wmax
-    x = w[k]
-    if x != x:
+    c = int(failed[0])
+    lo, hi = m * c // chunks, m * (c + 1) // chunks
+    x = w[lo:hi]
+    bad = np.isnan(x)
+    if reject_negative:
+        bad |= x < 0
+    if reject_inf:
+        bad |= np.isinf(x)
+    k = lo + int(np.argmax(bad))
+    if w[k] != w[k]:
         return k, 1, wmax
-    if reject_negative and x < 0:
+    if reject_negative and w[k] < 0:
         return k, 2, wmax
     return k, 3, wmax

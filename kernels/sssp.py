@@ -208,48 +208,11 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, i
 def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, inv_delta,
           cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, work):
     for t in prange(nthreads):
-        work[t, 0] += _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist,
-                                   limit, inv_delta, cur, K, bins, items, item_d, meta, free,
-                                   alloc, cap, overflow, dirty, True)
-
-
-@njit(cache=True)
-def _push_serial(t, v, d, b, K, bins, items, item_d, meta, free, alloc):
-    """Push outside a parallel step (the source, re-filed vertices); the pool has room."""
-    sl = b & (K - 1)
-    tc = bins[t, sl, TAIL]
-    if tc == -1 or meta[tc, FILL] == CHUNK:
-        nc = free[t, 0]
-        if nc != -1:
-            free[t, 0] = meta[nc, NEXT]
-        else:
-            nc = alloc[0]
-            alloc[0] = nc + 1
-        meta[nc, FILL] = 0
-        meta[nc, NEXT] = -1
-        if tc == -1:
-            bins[t, sl, HEAD] = nc
-        else:
-            meta[tc, NEXT] = nc
-        bins[t, sl, TAIL] = nc
-        tc = nc
-    f = meta[tc, FILL]
-    items[tc * CHUNK + f] = v
-    item_d[tc * CHUNK + f] = d
-    meta[tc, FILL] = f + 1
-    bins[t, sl, COUNT] += 1
-
-
-@njit(cache=True)
-def _min_bin(bins, cur, K):
-    best = NONE
-    for t in range(bins.shape[0]):
-        for k in range(K):
-            if bins[t, (cur + k) & (K - 1), COUNT] > 0:
-                if cur + k < best:
-                    best = cur + k
-                break
-    return best
+        # np.int64: the prange index is unsigned inside the parallel region, and one
+        # signature for every call site means _thread_work compiles once
+        work[t, 0] += _thread_work(np.int64(t), fr, fstart, cursor, indptr, indices, weights,
+                                   dist, limit, inv_delta, cur, K, bins, items, item_d, meta,
+                                   free, alloc, cap, overflow, dirty, np.bool_(True))
 
 
 @njit(cache=True)
@@ -275,20 +238,38 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     item_d = np.empty(cap * CHUNK, dtype=np.float64)
     meta = np.empty((cap, 8), dtype=np.int64)
     bins = np.empty((nthreads, K, 8), dtype=np.int64)
-    bins[:, :, HEAD] = -1
-    bins[:, :, TAIL] = -1
-    bins[:, :, COUNT] = 0
-    free = np.full((nthreads, 8), -1, dtype=np.int64)
-    alloc = np.zeros(1, dtype=np.int64)
-    overflow = np.zeros(1, dtype=np.int64)
-    dirty = np.zeros(n, dtype=np.uint8)
-    work = np.zeros((nthreads, 8), dtype=np.int64)
-    cursor = np.zeros(8 * nthreads, dtype=np.int64)
-    fstart = np.zeros(nthreads + 1, dtype=np.int64)
+    for t in range(nthreads):
+        for k in range(K):
+            bins[t, k, HEAD] = -1
+            bins[t, k, TAIL] = -1
+            bins[t, k, COUNT] = 0
+    # np.empty and loops only: every other constructor (zeros, full) and every distinct
+    # shape compiles one more implementation on the first call
+    free = np.empty((nthreads, 8), dtype=np.int64)
+    work = np.empty((nthreads, 8), dtype=np.int64)
+    for t in range(nthreads):
+        for k in range(8):
+            free[t, k] = -1
+            work[t, k] = 0
+    alloc = np.empty(1, dtype=np.int64)
+    alloc[0] = 0
+    overflow = np.empty(1, dtype=np.int64)
+    overflow[0] = 0
+    dirty = np.empty(n, dtype=np.uint8)
+    for v in range(n):
+        dirty[v] = 0
+    cursor = np.empty(8 * nthreads, dtype=np.int64)
+    for k in range(8 * nthreads):
+        cursor[k] = 0
+    fstart = np.empty(nthreads + 1, dtype=np.int64)
+    for t in range(nthreads + 1):
+        fstart[t] = 0
     fr = np.empty(cap, dtype=np.int64)
     dist[source] = 0.0
+    dirty[source] = 1  # filed by the re-filing loop below, like a vertex the pool turned away
+    refile = True
     cur = np.int64(0)
-    _push_serial(0, source, 0.0, 0, K, bins, items, item_d, meta, free, alloc)
+    t0 = np.int64(0)  # not a literal 0: _thread_work gets one signature for both call sites
     steps = 0
     regions = 0
     growths = 0
@@ -304,25 +285,63 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             newcap = 2 * cap
             while newcap - used < ndirty // CHUNK + nthreads * K + 64:
                 newcap *= 2
+            # explicit copy loops: a slice assignment would compile Numba's shape-mismatch
+            # error message (string formatting) into the kernel, seconds of cold start
             items2 = np.empty(newcap * CHUNK, dtype=np.int64)
-            items2[: cap * CHUNK] = items
-            meta2 = np.empty((newcap, 8), dtype=np.int64)
-            meta2[:cap] = meta
-            items = items2
             item_d2 = np.empty(newcap * CHUNK, dtype=np.float64)
-            item_d2[: cap * CHUNK] = item_d
+            for k in range(cap * CHUNK):
+                items2[k] = items[k]
+                item_d2[k] = item_d[k]
+            meta2 = np.empty((newcap, 8), dtype=np.int64)
+            for c in range(cap):
+                for k in range(8):
+                    meta2[c, k] = meta[c, k]
+            items = items2
             item_d = item_d2
             meta = meta2
             alloc[0] = used
             cap = newcap
             fr = np.empty(cap, dtype=np.int64)
-            for v in range(n):
-                if dirty[v] != 0:
-                    dirty[v] = 0
-                    _push_serial(0, v, dist[v], _bin_of(dist[v], inv_delta, cur, K), K, bins,
-                                 items, item_d, meta, free, alloc)
             overflow[0] = 0
-        nb = _min_bin(bins, cur, K)
+            refile = True
+        if refile:
+            # push the flagged vertices into thread 0's bins (the pool has room for them);
+            # written out here rather than as a helper: each helper is one more compilation
+            refile = False
+            for v in range(n):
+                if dirty[v] == 0:
+                    continue
+                dirty[v] = 0
+                sl = _bin_of(dist[v], inv_delta, cur, K) & (K - 1)
+                tc = bins[0, sl, TAIL]
+                if tc == -1 or meta[tc, FILL] == CHUNK:
+                    nc = free[0, 0]
+                    if nc != -1:
+                        free[0, 0] = meta[nc, NEXT]
+                    else:
+                        nc = alloc[0]
+                        alloc[0] = nc + 1
+                    meta[nc, FILL] = 0
+                    meta[nc, NEXT] = -1
+                    if tc == -1:
+                        bins[0, sl, HEAD] = nc
+                    else:
+                        meta[tc, NEXT] = nc
+                    bins[0, sl, TAIL] = nc
+                    tc = nc
+                f = meta[tc, FILL]
+                items[tc * CHUNK + f] = v
+                item_d[tc * CHUNK + f] = dist[v]
+                meta[tc, FILL] = f + 1
+                bins[0, sl, COUNT] += 1
+        # the lowest non-empty bin: every thread's first non-empty slot from cur on
+        nb = NONE
+        for t in range(nthreads):
+            for k in range(K):
+                if bins[t, (cur + k) & (K - 1), COUNT] > 0:
+                    if cur + k < nb:
+                        nb = cur + k
+                    break
         if nb == NONE:
             break
         cur = nb
@@ -345,9 +364,9 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
         fstart[nthreads] = nfr
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
-            work[0, 0] += _thread_work(0, fr, fstart, cursor, indptr, indices, weights, dist,
+            work[0, 0] += _thread_work(t0, fr, fstart, cursor, indptr, indices, weights, dist,
                                        limit, inv_delta, cur, K, bins, items, item_d, meta,
-                                       free, alloc, cap, overflow, dirty, False)
+                                       free, alloc, cap, overflow, dirty, np.bool_(False))
         else:
             _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit,
                   inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
@@ -359,7 +378,10 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             t = k % nthreads
             meta[c, NEXT] = free[t, 0]
             free[t, 0] = c
-    return work[:, 0].sum(), steps, regions, growths
+    relaxed = 0
+    for t in range(nthreads):
+        relaxed += work[t, 0]
+    return relaxed, steps, regions, growths
 
 
 # --------------------------------------------------------------------------- Dijkstra
@@ -418,8 +440,9 @@ def dijkstra(indptr, indices, weights, source, limit, dist):
                     cap *= 2
                     hk2 = np.empty(cap, dtype=np.float64)
                     hv2 = np.empty(cap, dtype=np.int64)
-                    hk2[:size] = hk[:size]
-                    hv2[:size] = hv[:size]
+                    for q in range(size):  # not a slice copy: see delta_stepping
+                        hk2[q] = hk[q]
+                        hv2[q] = hv[q]
                     hk = hk2
                     hv = hv2
                 i = size
