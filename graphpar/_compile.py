@@ -281,12 +281,12 @@ def _warm_cox() -> None:
         warnings.simplefilter("ignore")
         for ties in ("efron", "breslow"):
             m = CoxPH(ties=ties).fit(X, t, e)
-            m.summary()
+            m.summary_table()
             m.predict_risk(X)
             CoxPH(ties=ties, penalizer=0.1).fit(X, t, e, strata=strata,
                                                 weights=np.full(t.size, 2.0),
                                                 offset=np.zeros(t.size))
-        concordance_index(t, m.predict_risk(X), e)
+        concordance_index(t, event=e, risk=m.predict_risk(X))
 
 
 #: The serial warm-ups of :func:`compile_kernels`: ``(what, function)``.

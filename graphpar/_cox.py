@@ -18,24 +18,26 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
-from scipy.special import ndtr, ndtri
 
 from graphpar._cox_baseline import (
     BaselineHazard,
     Curve,
     baseline_from_groups,
     centred_eta,
+    counting_baseline,
     group_sums,
     strata_shift,
 )
 from graphpar._cox_problem import TIMEFIX_TOL, CoxProblem, tie_code
+from graphpar._cox_residuals import ResidualsMixin, robust_request
+from graphpar._cox_summary import CoxSummary, LikelihoodRatioTest, check_alpha, coef_table
 from graphpar._validation import (
     check_cox_arrays,
+    check_cox_entry,
     check_cox_event,
     check_cox_matrix,
     check_cox_vector,
@@ -44,6 +46,7 @@ from graphpar._validation import (
 __all__ = [
     "CoxPH",
     "CoxSummary",
+    "LikelihoodRatioTest",
     "Curve",
     "ConvergenceWarning",
     "MonotoneLikelihoodWarning",
@@ -59,93 +62,7 @@ class MonotoneLikelihoodWarning(RuntimeWarning):
     """A covariate separates the data: its coefficient runs to infinity."""
 
 
-@dataclass(frozen=True)
-class CoxSummary:
-    """The fitted coefficients of a :class:`CoxPH` model, one entry per covariate.
-
-    ``str(summary)`` is a readable table; the attributes are NumPy arrays in
-    the order of ``names``. ``lower`` and ``upper`` bound the 95% Wald interval
-    of ``coef`` (exponentiate them for the hazard ratio's interval); ``p`` is
-    the two-sided Wald p-value of ``z = coef / se``.
-    """
-
-    names: list[str]
-    coef: np.ndarray
-    exp_coef: np.ndarray
-    se: np.ndarray
-    z: np.ndarray
-    p: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    log_likelihood: float
-    log_likelihood_null: float
-    n_samples: int
-    n_events: int
-    n_iter: int
-    converged: bool
-    ties: str
-    penalizer: float
-
-    def to_dict(self) -> dict:
-        """Return a JSON-ready dict: per-covariate values keyed by name, plus the fit.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(200, 1))
-        >>> t = rng.exponential(np.exp(-0.5 * X[:, 0]))
-        >>> s = CoxPH().fit(X, t, np.ones(200), feature_names=["x"]).summary()
-        >>> sorted(s.to_dict()["coef"])
-        ['x']
-        """
-        def by_name(a):
-            return {k: float(v) for k, v in zip(self.names, a, strict=True)}
-
-        return {
-            "coef": by_name(self.coef),
-            "exp_coef": by_name(self.exp_coef),
-            "se": by_name(self.se),
-            "z": by_name(self.z),
-            "p": by_name(self.p),
-            "lower_95": by_name(self.lower),
-            "upper_95": by_name(self.upper),
-            "log_likelihood": self.log_likelihood,
-            "log_likelihood_null": self.log_likelihood_null,
-            "n_samples": self.n_samples,
-            "n_events": self.n_events,
-            "iterations": self.n_iter,
-            "converged": self.converged,
-            "ties": self.ties,
-            "penalizer": self.penalizer,
-        }
-
-    def __str__(self) -> str:
-        w = max([len(n) for n in self.names] + [9])
-        head = (f"{'':<{w}} {'coef':>11} {'exp(coef)':>11} {'se(coef)':>11} {'z':>8} "
-                f"{'p':>10} {'lower 95%':>11} {'upper 95%':>11}")
-        lines = [
-            f"Cox proportional hazards ({self.ties} ties"
-            + (f", penalizer {self.penalizer:g}" if self.penalizer else "")
-            + f"): n = {self.n_samples}, events = {self.n_events}",
-            head,
-        ]
-        for k, name in enumerate(self.names):
-            lines.append(
-                f"{name:<{w}} {self.coef[k]:>11.5g} {self.exp_coef[k]:>11.5g} "
-                f"{self.se[k]:>11.5g} {self.z[k]:>8.3f} {self.p[k]:>10.3g} "
-                f"{self.lower[k]:>11.5g} {self.upper[k]:>11.5g}"
-            )
-        lr = 2.0 * (self.log_likelihood - self.log_likelihood_null)
-        lines.append(
-            f"log-likelihood {self.log_likelihood:.6f} (null {self.log_likelihood_null:.6f}, "
-            f"LR chi2 {lr:.3f} on {len(self.names)} df); {self.n_iter} iterations, "
-            + ("converged" if self.converged else "NOT converged")
-        )
-        return "\n".join(lines)
-
-
-class CoxPH:
+class CoxPH(ResidualsMixin):
     """Cox proportional-hazards regression fitted by Newton-Raphson with step halving.
 
     Parameters
@@ -177,11 +94,19 @@ class CoxPH:
     coef_ : ndarray (p,)
         The coefficients (log hazard ratios).
     se_ : ndarray (p,)
-        Standard errors, from the inverse of the (penalised) information matrix:
-        the model-based ones (R's ``naive.var`` where R reports a robust
-        variance for non-integer weights; no robust variance is computed here).
+        Standard errors: the robust (sandwich) ones when ``fit`` was given
+        ``robust=True`` or ``cluster=`` (R's ``fit$var``), else the model-based
+        ones, from the inverse of the (penalised) information matrix.
     var_ : ndarray (p, p)
-        That inverse.
+        The variance matrix ``se_`` comes from.
+    se_model_, var_model_ : ndarray
+        The model-based standard errors and variance (R's ``naive.var``), always.
+    robust_ : bool
+        Whether ``se_`` is robust; ``n_clusters_`` is the number of clusters
+        (None without ``cluster=``). The residual methods
+        (:meth:`score_residuals`, :meth:`martingale_residuals`,
+        :meth:`schoenfeld_residuals`, :meth:`dfbeta_residuals`) read the
+        training rows, to which the fit keeps references (its checked arrays).
     log_likelihood_ : float
         The log partial likelihood at ``coef_`` (without the penalty), as R's
         ``fit$loglik[2]``; ``log_likelihood_null_`` is its value at zero.
@@ -226,15 +151,17 @@ class CoxPH:
     """
 
     def __init__(self, ties: str = "efron", penalizer: float = 0.0, tol: float = 1e-9,
-                 max_iter: int = 50, timefix: bool = True) -> None:
+                 max_iter: int = 50, timefix: bool = True, alpha: float = 0.05) -> None:
         self.ties = ties
         self.penalizer = penalizer
         self.tol = tol
         self.max_iter = max_iter
         self.timefix = timefix
+        self.alpha = alpha
 
     def _check_params(self) -> None:
         tie_code(self.ties)
+        check_alpha(getattr(self, "alpha", 0.05))
         pen = self.penalizer
         if isinstance(pen, bool) or not isinstance(pen, (int, float, np.integer, np.floating)):
             raise TypeError(f"penalizer must be a number, got {pen!r}")
@@ -246,33 +173,73 @@ class CoxPH:
                 or self.max_iter < 1):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
 
-    def fit(self, X: ArrayLike, time: ArrayLike, event: ArrayLike,
+    def fit(self, X: ArrayLike, time: ArrayLike | None = None, event: ArrayLike | None = None,
             strata: ArrayLike | None = None, weights: ArrayLike | None = None,
-            offset: ArrayLike | None = None, *,
-            feature_names: list[str] | None = None, progress: bool | None = False) -> CoxPH:
+            offset: ArrayLike | None = None, *, entry: ArrayLike | None = None,
+            robust: bool | None = None, cluster: ArrayLike | None = None,
+            feature_names: list[str] | None = None, progress: bool | None = False,
+            duration_col: str | None = None, event_col: str | None = None,
+            entry_col: str | None = None, weights_col: str | None = None,
+            cluster_col: str | None = None, formula: str | None = None,
+            categorical: list[str] | None = None) -> CoxPH:
         """Fit the model; return ``self``.
 
         Parameters
         ----------
         X : array_like or pandas DataFrame, shape (n, p)
-            Covariates (a DataFrame's columns name them).
+            Covariates. A DataFrame may hold every column of the fit, named
+            by lifelines' keywords (``duration_col``, ``event_col``, ...); its
+            other columns (or the terms of ``formula``) are the covariates,
+            string and categorical ones one-hot encoded against their first
+            level (:mod:`graphpar._cox_frame`).
         time : array_like (n,)
-            Follow-up times, finite and nonnegative.
+            Follow-up times, finite and nonnegative (with a DataFrame:
+            ``duration_col=`` instead).
         event : array_like (n,)
-            1/True for an event, 0/False for a censored row.
+            1/True for an event, 0/False for a censored row (with a
+            DataFrame: ``event_col=`` instead).
         strata : array_like (n,), optional
             Stratum labels (any sortable values: numbers, strings, booleans);
-            each stratum has its own baseline hazard.
+            each stratum has its own baseline hazard. With a DataFrame, a
+            column name or a list of them (as lifelines).
         weights : array_like (n,), optional
             Nonnegative case weights; a row of weight zero counts as absent (R's
             coxph rejects zero weights).
         offset : array_like (n,), optional
             Added to the linear predictor with coefficient 1.
+        entry : array_like (n,), optional
+            Entry (start) times for counting-process data ``(entry, time]``, as
+            R's ``Surv(start, stop, event)``: each row is at risk after
+            ``entry`` up to ``time`` (time-varying covariates as several rows
+            of one subject, delayed entry / left truncation). Finite and below
+            ``time`` on every row.
+        robust : bool, optional
+            Report the robust (sandwich) variance in ``var_`` and ``se_``, R's
+            ``coxph(robust = TRUE)``: ``D' D`` with ``D`` the dfbeta residuals
+            (:meth:`dfbeta_residuals`). Default: True when ``cluster`` is
+            given, else False. The model-based variance stays in
+            ``var_model_`` and ``se_model_``.
+        cluster : array_like (n,), optional
+            Cluster ids (any sortable labels): the cluster-robust variance, R's
+            ``+ cluster(id)``, sums the dfbeta rows within each cluster first
+            (rows of one subject, litter, centre, ...).
         feature_names : sequence of str, optional
             Covariate names (overrides a DataFrame's columns).
         progress : bool or None, default False
             Report the Newton steps (:func:`graphpar.progress.progress`): True
             on stderr, None when the ``"graphpar"`` logger has an INFO handler.
+        duration_col, event_col, entry_col, weights_col, cluster_col : str, optional
+            With a DataFrame ``X``: the columns of the times, the events, the
+            entry times (``entry=``), the case weights and the cluster ids
+            (``cluster=``), lifelines' names. pandas is imported only for
+            DataFrames.
+        formula : str, optional
+            With a DataFrame: the covariates as ``"age + C(race) + age:sex"``
+            (``+`` between terms, ``C(x)`` categorical, ``:`` interaction,
+            ``a*b`` for ``a + b + a:b``), coded as R's ``model.matrix``.
+        categorical : list of str, optional
+            With a DataFrame: numeric columns to treat as categories (for
+            integer-coded categories), as a string column is.
 
         Returns
         -------
@@ -287,7 +254,8 @@ class CoxPH:
             lengths, no events, or collinear covariates; the message names the
             argument and the first offending row (or the columns).
         TypeError
-            Non-numeric input.
+            Non-numeric input, or a DataFrame's columns passed positionally
+            (the message gives the keyword call to write instead).
 
         Examples
         --------
@@ -296,15 +264,86 @@ class CoxPH:
         >>> m = CoxPH(ties="breslow").fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
         >>> m.coef_.shape, m.converged_
         ((1,), True)
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"week": [5, 1, 4, 2, 3, 6], "arrest": [1, 1, 0, 1, 1, 0],
+        ...                    "age": [30, 19, 25, 22, 35, 28],
+        ...                    "race": ["white", "black", "black", "white", "other", "other"]})
+        >>> CoxPH().fit(df, duration_col="week", event_col="arrest").feature_names_in_
+        ['age', 'race[T.other]', 'race[T.white]']
         """
+        if _frame_call(X, time, event, duration_col, event_col, entry_col, weights_col,
+                       cluster_col, formula, categorical):
+            return self._fit_frame(dict(locals()))
+        self._design = None
+        self._strata_columns = None
         self._check_params()
         arrays = check_cox_arrays(X, time, event, strata, weights, offset,
                                   feature_names=feature_names)
-        problem = CoxProblem(arrays, self.ties, bool(self.timefix))
+        request = robust_request(robust, cluster, arrays.X.shape[0])
+        problem = CoxProblem(arrays, self.ties, bool(self.timefix),
+                             entry=check_cox_entry(entry, arrays.time))
         self._fit_problem(problem, progress)
         self._set_baseline(_serial_baseline(arrays, problem, self.coef_, self.ties,
                                             bool(self.timefix)))
+        self._training = (arrays, problem.entry)  # the residual methods' data (references)
+        self._set_robust(request, problem)
         return self
+
+    def _fit_frame(self, call: dict) -> CoxPH:
+        """The DataFrame front door of :meth:`fit`: encode the frame, then fit the arrays.
+
+        ``call`` is ``fit``'s arguments; those that name columns are replaced
+        by the columns' values and the rest are passed through unchanged.
+        """
+        from graphpar._cox_frame import frame_fit_arguments, is_frame
+
+        call.pop("self")
+        X = call.pop("X")
+        frame_kw = {k: call.pop(k) for k in ("duration_col", "event_col", "entry_col",
+                                             "weights_col", "cluster_col", "formula",
+                                             "categorical")}
+        if not is_frame(X):
+            named = [f"{k}={v!r}" for k, v in frame_kw.items() if v is not None]
+            if named:
+                raise TypeError(f"{', '.join(named)} name DataFrame columns, but X is a "
+                                f"{type(X).__name__}: pass a DataFrame, or arrays as "
+                                "fit(X, time, event)")
+            what = "time" if isinstance(call["time"], str) else "event"
+            raise TypeError(f"{what} must be an array, got the string {call[what]!r}: to name "
+                            "columns pass a DataFrame: fit(df, duration_col=..., event_col=...)")
+        if call.get("feature_names") is not None:
+            raise TypeError("feature_names cannot rename a DataFrame's encoded columns; "
+                            "rename the DataFrame's columns instead")
+        kw, design, scols = frame_fit_arguments(
+            X, **frame_kw, strata=call["strata"], offset=call["offset"], time=call["time"],
+            event=call["event"], weights=call["weights"])
+        for key in ("entry", "cluster"):
+            if key in kw:
+                if key not in call:
+                    raise TypeError(f"{key}_col is not supported by this CoxPH.fit (no {key}= "
+                                    "argument)")
+                if call[key] is not None:
+                    raise TypeError(f"give {key} once: {key}_col= (a column) or {key}= "
+                                    "(an array), not both")
+        call.update(kw)
+        self.fit(**call)
+        self._design = design
+        self._strata_columns = scols
+        return self
+
+    def _frame_rows(self, X, strata=None):
+        """``(X, strata)`` for prediction: a DataFrame encoded as the fit's DataFrame was."""
+        design = getattr(self, "_design", None)
+        if design is None:
+            return X, strata
+        from graphpar._cox_frame import is_frame, strata_labels
+
+        if not is_frame(X):
+            return X, strata
+        cols = getattr(self, "_strata_columns", None)
+        if strata is None and cols is not None and all(c in X.columns for c in cols):
+            strata = strata_labels(X, cols)
+        return design.matrix(X), strata
 
     def _set_baseline(self, baseline: BaselineHazard) -> None:
         self._baseline = baseline
@@ -407,6 +446,8 @@ class CoxPH:
         self.coef_ = beta
         self.var_ = var
         self.se_ = np.sqrt(np.maximum(np.diag(var), 0.0))
+        self.var_model_, self.se_model_ = self.var_, self.se_
+        self.robust_, self.n_clusters_ = False, None
         self.log_likelihood_ = ll
         self.n_iter_ = n_iter
         self.converged_ = converged
@@ -415,31 +456,118 @@ class CoxPH:
         if not hasattr(self, "coef_"):
             raise ValueError("this CoxPH instance is not fitted yet: call fit() first")
 
-    def summary(self) -> CoxSummary:
-        """Return a :class:`CoxSummary`: coef, exp(coef), se, z, p and 95% intervals.
+    def summary_table(self, alpha: float | None = None) -> CoxSummary:
+        """Return the :class:`CoxSummary`: coef, exp(coef), se, z, p and ``1 - alpha`` intervals.
+
+        ``str()`` of it is the text table (p-values below 1e-16 print as
+        ``<1e-16``); it does not need pandas. ``alpha`` defaults to the
+        model's ``alpha`` (0.05: 95% intervals).
 
         Examples
         --------
         >>> import numpy as np
         >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
         >>> s = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1], feature_names=["dose"])
-        >>> s.summary().names
+        >>> s.summary_table().names
         ['dose']
         """
         self._check_fitted()
-        coef = self.coef_
-        se = self.se_
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = coef / se
-        q = float(ndtri(0.975))
-        return CoxSummary(
-            names=list(self.feature_names_in_), coef=coef.copy(), exp_coef=np.exp(coef),
-            se=se.copy(), z=z, p=2.0 * ndtr(-np.abs(z)), lower=coef - q * se,
-            upper=coef + q * se, log_likelihood=float(self.log_likelihood_),
-            log_likelihood_null=float(self.log_likelihood_null_), n_samples=self.n_samples_,
-            n_events=self.n_events_, n_iter=self.n_iter_, converged=self.converged_,
-            ties=self.ties, penalizer=float(self.penalizer),
-        )
+        return coef_table(self, getattr(self, "alpha", 0.05) if alpha is None else alpha)
+
+    def summary(self, alpha: float | None = None):
+        """Return the table: a pandas DataFrame (a :class:`CoxSummary` without pandas).
+
+        The DataFrame has lifelines' columns (``coef``, ``exp(coef)``,
+        ``se(coef)``, ``coef lower 95%``, ``coef upper 95%``, ``exp(coef)
+        lower 95%``, ``exp(coef) upper 95%``, ``cmp to``, ``z``, ``p``,
+        ``-log2(p)``), one row per covariate; the interval level is ``1 -
+        alpha`` (default: the model's ``alpha``, 0.05) and the column names
+        follow it. ``print(model.summary_table())`` is the text table.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1], feature_names=["dose"])
+        >>> m.summary(alpha=0.1).columns[3]
+        'coef lower 90%'
+        """
+        table = self.summary_table(alpha)
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            return table
+        return table.to_frame()
+
+    def print_summary(self, alpha: float | None = None) -> None:
+        """Print the text table of :meth:`summary_table` (lifelines' ``print_summary``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1]).print_summary()  # doctest: +ELLIPSIS
+        Cox proportional hazards (efron ties): n = 5, events = 4
+        ...
+        """
+        print(self.summary_table(alpha))
+
+    @property
+    def hazard_ratios_(self):
+        """``exp(coef_)``: a pandas Series indexed by covariate (a NumPy array without pandas).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1], feature_names=["dose"])
+        >>> bool(m.hazard_ratios_["dose"] == np.exp(m.coef_[0]))
+        True
+        """
+        self._check_fitted()
+        hr = np.exp(self.coef_)
+        try:
+            import pandas as pd
+        except ImportError:
+            return hr
+        return pd.Series(hr, index=pd.Index(list(self.feature_names_in_), name="covariate"),
+                         name="exp(coef)")
+
+    @property
+    def AIC_partial_(self) -> float:  # noqa: N802 (lifelines' name)
+        """``-2 * log_likelihood_ + 2 * p``: the partial AIC (lifelines' name; R's ``AIC(fit)``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> bool(m.AIC_partial_ == -2 * m.log_likelihood_ + 2)
+        True
+        """
+        self._check_fitted()
+        return -2.0 * float(self.log_likelihood_) + 2.0 * len(self.coef_)
+
+    def log_likelihood_ratio_test(self) -> LikelihoodRatioTest:
+        """The likelihood-ratio test of all coefficients against zero: R's ``summary(fit)$logtest``.
+
+        Returns
+        -------
+        LikelihoodRatioTest
+            ``(statistic, df, p)``: ``2 * (log_likelihood_ -
+            log_likelihood_null_)``, the number of covariates, and the
+            chi-squared upper tail.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> m.log_likelihood_ratio_test().df
+        1
+        """
+        self._check_fitted()
+        return self.summary_table().likelihood_ratio_test
 
     def predict_risk(self, X: ArrayLike, offset: ArrayLike | None = None) -> np.ndarray:
         """Return the relative risk ``exp(X @ coef_ + offset)`` of each row.
@@ -456,6 +584,7 @@ class CoxPH:
         array([1.])
         """
         self._check_fitted()
+        X, _ = self._frame_rows(X)
         X, _ = check_cox_matrix(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -494,6 +623,7 @@ class CoxPH:
         >>> float(m.predict_log_partial_hazard([[1.0]])[0])  # the mean row
         0.0
         """
+        X, _ = self._frame_rows(X)
         return self._fitted_baseline().eta(X, offset)
 
     def predict_partial_hazard(self, X: ArrayLike, offset: ArrayLike | None = None) -> np.ndarray:
@@ -557,6 +687,7 @@ class CoxPH:
         >>> H.shape, H[0].tolist()
         ((3, 2), [0.0, 0.0])
         """
+        X, strata = self._frame_rows(X, strata)
         return self._fitted_baseline().predict_cumulative_hazard(X, times, strata, offset)
 
     def predict_survival_function(self, X: ArrayLike, times: ArrayLike | None = None,
@@ -594,12 +725,129 @@ class CoxPH:
         >>> m.predict_median([[1.0]]).shape
         (1,)
         """
+        X, strata = self._frame_rows(X, strata)
         return self._fitted_baseline().predict_median(X, strata, offset)
+
+    # ------------------------------------------------------------------ pictures
+    def plot_survival(self, X: ArrayLike | None = None, strata: ArrayLike | None = None,
+                      path=None, *, labels: list[str] | None = None,
+                      offset: ArrayLike | None = None, title: str | None = None):
+        """Draw survival curves: of the rows of ``X``, or the baseline of each stratum.
+
+        With ``X``: the predicted curve of each row (:meth:`predict_survival_function`,
+        with ``strata`` and ``offset`` as there). Without ``X``: the baseline
+        survival (a row at ``means_``) of every stratum, or of the strata
+        labels in ``strata``. Needs matplotlib (:func:`graphpar.plot.survival_curves`).
+
+        Parameters
+        ----------
+        X : array_like or DataFrame, optional
+            Rows to draw, in the fit's columns.
+        strata : array_like, optional
+            With ``X``, each row's stratum; without, the strata to draw.
+        path : str or os.PathLike, optional
+            Also write the figure there as a PNG (atomically).
+        labels : list of str, optional
+            Legend labels, one per curve (default ``row 1, ...`` or the strata).
+        offset : array_like, optional
+            The rows' offsets.
+        title : str, optional
+            Figure title.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1])
+        >>> fig = m.plot_survival([[0.0], [2.0]])
+        >>> len(fig.axes[0].get_lines())
+        2
+        """
+        from graphpar.plot import survival_curves
+
+        self._check_fitted()
+        if X is None:
+            if offset is not None:
+                raise ValueError("offset needs X: the baseline curves are at offset 0")
+            keys = list(self.baseline_survival_)
+            if strata is None:
+                strata = keys if keys != [None] else None
+            n = 1 if strata is None else len(strata)
+            X = np.tile(np.asarray(self.means_, dtype=np.float64), (n, 1))
+            default = (["baseline"] if strata is None
+                       else [f"stratum {lab}" for lab in strata])
+        else:
+            X, strata = self._frame_rows(X, strata)
+            X, _ = check_cox_matrix(X, "X")
+            default = [f"row {i + 1}" for i in range(X.shape[0])]
+        t, S = self.predict_survival_function(X, strata=strata, offset=offset)
+        return survival_curves(t, S.T, labels=default if labels is None else labels,
+                               path=path, title=title)
+
+    def plot_coefficients(self, path=None, *, alpha: float | None = None,
+                          title: str | None = None):
+        """Draw the hazard ratios with their ``1 - alpha`` confidence intervals (a forest plot).
+
+        Needs matplotlib (:func:`graphpar.plot.hazard_ratios`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike, optional
+            Also write the figure there as a PNG (atomically).
+        alpha : float, optional
+            Interval level ``1 - alpha`` (default: the model's ``alpha``).
+        title : str, optional
+            Figure title (default ``"Hazard ratios (95% CI)"``).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> X = np.array([[0.0], [1.0], [0.5], [2.0], [1.5]])
+        >>> m = CoxPH().fit(X, [5, 1, 4, 2, 3], [1, 1, 0, 1, 1], feature_names=["dose"])
+        >>> [t.get_text() for t in m.plot_coefficients().axes[0].get_yticklabels()]
+        ['dose']
+        """
+        from graphpar._cox_summary import level_label
+        from graphpar.plot import hazard_ratios
+
+        s = self.summary_table(alpha)
+        if title is None:
+            title = f"Hazard ratios ({level_label(s.alpha)} CI)"
+        return hazard_ratios(s.names, s.exp_coef, np.exp(s.lower), np.exp(s.upper), path,
+                             title=title)
+
+
+def _frame_call(X, time, event, *frame_kw) -> bool:
+    """Whether :meth:`CoxPH.fit` was called DataFrame-style (or with a column name by mistake)."""
+    if isinstance(time, str) or isinstance(event, str) or any(v is not None for v in frame_kw):
+        return True
+    if time is None or event is None:
+        from graphpar._cox_frame import is_frame
+
+        if not is_frame(X):
+            raise TypeError("fit(X, time, event) needs time and event arrays (or a DataFrame "
+                            "with duration_col= and event_col=)")
+        return True
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        from graphpar._cox_frame import is_frame
+
+        return is_frame(X)
+    return False
 
 
 def _serial_baseline(arrays, problem, coef: np.ndarray, ties: str,
                      timefix: bool) -> BaselineHazard:
     """The baseline hazard of a serial fit, from the rows in the problem's sorted order."""
+    if getattr(problem, "entry", None) is not None:
+        return counting_baseline(arrays, problem, coef, ties)
     order = getattr(problem, "order", None)
     time = getattr(problem, "time", None)
     codes = arrays.strata
@@ -657,24 +905,39 @@ def _newton_step(info: np.ndarray, g: np.ndarray, names: list[str]) -> np.ndarra
         return np.linalg.lstsq(info, g, rcond=None)[0]
 
 
-def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> float:
-    """Harrell's concordance index of risk scores, in O(n log n).
+def concordance_index(time: ArrayLike, *scores, event: ArrayLike | None = None,
+                      risk: ArrayLike | None = None,
+                      predicted_survival: ArrayLike | None = None) -> float:
+    """Harrell's concordance index, in O(n log n); the scores' direction is named by keyword.
+
+    Two conventions are in use, and passing scores in the other one silently
+    gives ``1 - c``, so the scores are keyword-only and the keyword says which:
+
+    - ``risk=``: higher means an earlier event is expected (a Cox model's
+      :meth:`CoxPH.predict_risk` or ``predict_partial_hazard``; R's
+      ``concordance(Surv(time, event) ~ risk, reverse = TRUE)``);
+    - ``predicted_survival=``: higher means longer survival (a predicted
+      time or median; lifelines'
+      ``concordance_index(time, predicted_scores, event)``, whose usual Cox
+      argument is ``-partial_hazard``).
 
     A pair of rows (i, j) is comparable when i has an event and ``time[i] <
     time[j]``, or the times are equal and j is censored; it is concordant when
-    ``risk[i] > risk[j]`` and counts one half when the risks are equal. These
-    are lifelines' rules: ``concordance_index(t, risk, e)`` equals
-    ``lifelines.utils.concordance_index(t, -risk, e)``.
+    i's score predicts the earlier event, and counts one half when the scores
+    are equal (lifelines' rules): ``concordance_index(t, event=e, risk=r)``
+    equals ``concordance_index(t, event=e, predicted_survival=-r)`` and
+    ``lifelines.utils.concordance_index(t, -r, e)``.
 
     Parameters
     ----------
     time : array_like (n,)
         Observed times (finite, nonnegative).
-    risk : array_like (n,)
-        Risk scores: higher means an earlier event is expected (for example
-        :meth:`CoxPH.predict_risk`).
-    event : array_like (n,)
+    event : array_like (n,), keyword-only
         1/True for an event, 0/False for censored.
+    risk : array_like (n,), keyword-only
+        Risk scores, higher = earlier event. Give this or ``predicted_survival``.
+    predicted_survival : array_like (n,), keyword-only
+        Survival scores, higher = later event.
 
     Returns
     -------
@@ -683,21 +946,35 @@ def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> flo
 
     Raises
     ------
+    TypeError
+        Scores passed positionally (the message shows the keyword call), or
+        both or neither of ``risk`` and ``predicted_survival``.
     ValueError
         Arguments of different lengths (naming them and their lengths), NaN or
-        infinity in ``time`` or ``risk``, negative times, events other than
+        infinity in ``time`` or the scores, negative times, events other than
         0/1 (naming the argument and the first bad row), empty input, or no
         comparable pair.
-    TypeError
-        Non-numeric input.
 
     Examples
     --------
-    >>> concordance_index([1, 2, 3, 4], [4, 3, 2, 1], [1, 1, 1, 0])
+    >>> concordance_index([1, 2, 3, 4], event=[1, 1, 1, 0], risk=[4, 3, 2, 1])
     1.0
-    >>> concordance_index([1, 2, 3, 4], [1, 2, 3, 4], [1, 1, 1, 0])
+    >>> concordance_index([1, 2, 3, 4], event=[1, 1, 1, 0], predicted_survival=[4, 3, 2, 1])
     0.0
     """
+    if scores:
+        raise TypeError(
+            f"concordance_index takes the scores by keyword, not as {len(scores) + 1} "
+            "positional arguments, because the two common conventions are opposite: write "
+            "concordance_index(time, event=event, risk=scores) when higher scores mean an "
+            "earlier event (graphpar's predict_risk, a partial hazard), or "
+            "concordance_index(time, event=event, predicted_survival=scores) when higher "
+            "means longer survival (lifelines' concordance_index(time, scores, event))")
+    if event is None:
+        raise TypeError("concordance_index needs event= (1 for an event, 0 for censored)")
+    if (risk is None) == (predicted_survival is None):
+        raise TypeError("concordance_index needs exactly one of risk= (higher = earlier "
+                        "event) and predicted_survival= (higher = longer survival)")
     from graphpar.kernels.concordance import concordance_counts
 
     t = np.asarray(time.to_numpy() if hasattr(time, "to_numpy") else time)
@@ -705,7 +982,10 @@ def concordance_index(time: ArrayLike, risk: ArrayLike, event: ArrayLike) -> flo
         raise ValueError(f"time must be 1-D, got shape {t.shape}")
     n = t.shape[0]
     t = check_cox_vector(t, "time", n, nonnegative=True)
-    r = check_cox_vector(risk, "risk", n, ref="time")
+    if risk is not None:
+        r = check_cox_vector(risk, "risk", n, ref="time")
+    else:
+        r = -check_cox_vector(predicted_survival, "predicted_survival", n, ref="time")
     e = check_cox_event(event, n, ref="time", require_events=False)
     if n == 0:
         raise ValueError("concordance_index: time, risk and event are empty")

@@ -34,9 +34,9 @@ import numpy as np
 from graphpar._validation import check_cox_matrix, check_cox_strata, check_cox_vector
 
 __all__ = ["Curve", "BaselineHazard", "group_sums", "baseline_from_groups",
-           "centred_eta", "strata_shift"]
+           "centred_eta", "counting_baseline", "strata_shift"]
 
-GROUP_FIELDS = ("stratum", "time", "risk", "events", "deaths", "event_risk")
+GROUP_FIELDS = ("stratum", "time", "risk", "events", "deaths", "event_risk", "present")
 
 
 class Curve(NamedTuple):
@@ -111,8 +111,13 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
         Keys :data:`GROUP_FIELDS`: the group's stratum code and time, ``risk``
         (``sum w exp(eta - shift)`` over its rows), ``events`` (weight of its
         events), ``deaths`` (number of its events of positive weight) and
-        ``event_risk`` (``risk`` over its events). Groups whose rows all have
-        weight zero are dropped: such rows count as absent.
+        ``event_risk`` (``risk`` over its events), ``present`` (its rows of
+        positive weight). Groups whose rows all have weight zero are dropped:
+        such rows count as absent. A negative weight marks the removal row of
+        a counting-process row (:class:`graphpar._cox_problem.CoxProblem`): it
+        subtracts its risk from the risk sets from its time on, and a group
+        of removal rows alone (``present`` 0) is kept for that but is no time
+        of the curve.
 
     Examples
     --------
@@ -138,11 +143,13 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
         positive = weights > 0
         dead = ev & positive
         events = np.add.reduceat(np.where(dead, weights, 0.0), starts)
-        keep = np.add.reduceat(positive.astype(np.int64), starts) > 0
+        present = np.add.reduceat(positive.astype(np.int64), starts)
+        keep = np.add.reduceat((weights != 0).astype(np.int64), starts) > 0
     else:
         dead = ev
         events = None
         keep = None
+        present = np.diff(np.append(starts, n))
     deaths = np.add.reduceat(dead.astype(np.int64), starts)
     if events is None:
         events = deaths.astype(np.float64)
@@ -153,6 +160,7 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
         "events": events,
         "deaths": deaths,
         "event_risk": np.add.reduceat(np.where(dead, r, 0.0), starts),
+        "present": present.astype(np.float64),
     }
     if keep is not None and not keep.all():
         out = {k: v[keep] for k, v in out.items()}
@@ -198,12 +206,46 @@ def baseline_from_groups(groups: dict, ties: str, shift: np.ndarray,
             sums = np.bincount(g, weights=terms, minlength=tied.size)
             inc[tied] = events[tied] / d * sums
     out = []
+    present = groups.get("present")
     for s in range(nstrata):
         lo, hi = bounds[s], bounds[s + 1]
         t = groups["time"][lo:hi][::-1].copy()
         h = np.cumsum(inc[lo:hi][::-1])
+        if present is not None and not present[lo:hi].all():
+            # times of removal rows alone (counting-process entries) are no times of the curve
+            real = present[lo:hi][::-1] > 0
+            t, h = t[real], h[real]
         out.append((t, h, float(shift[s]) if math.isfinite(shift[s]) else 0.0))
     return out
+
+
+def counting_baseline(arrays, problem, coef: np.ndarray, ties: str) -> BaselineHazard:
+    """The baseline hazard of a serial ``(entry, time]`` fit: R's ``survfit`` on such a fit.
+
+    ``problem`` is the fit's :class:`graphpar._cox_problem.CoxProblem`, whose
+    sorted rows include the removal rows (weight negated at the entry time),
+    so the risk set of each time is the rows with ``time >= t`` minus those
+    with ``entry >= t``, as in the fit.
+
+    Examples
+    --------
+    >>> from graphpar._validation import check_cox_arrays
+    >>> from graphpar._cox_problem import CoxProblem
+    >>> a = check_cox_arrays([[0.0], [0.0]], [2.0, 3.0], [1, 1])
+    >>> prob = CoxProblem(a, "breslow", entry=np.array([0.0, 2.5]))
+    >>> b = counting_baseline(a, prob, np.zeros(1), "breslow")
+    >>> b.cumulative_hazard()[None].value  # 1/1 at t = 2 (row 1 enters at 2.5), then 1/1
+    array([1., 2.])
+    """
+    means = np.array(problem.center, dtype=np.float64)
+    eta = centred_eta(arrays.X, coef, means, arrays.offset)[problem.order_src]
+    nstrata = problem.nstrata
+    shift = strata_shift(eta, problem.strata, nstrata)
+    groups = group_sums(problem.time, problem.event, problem.w, eta, problem.strata, shift)
+    labels = arrays.strata_labels.tolist() if arrays.strata is not None else [None]
+    return BaselineHazard(labels, baseline_from_groups(groups, ties, shift, nstrata), means,
+                          np.array(coef, dtype=np.float64), arrays.strata is not None,
+                          arrays.feature_names)
 
 
 class BaselineHazard:

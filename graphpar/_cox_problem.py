@@ -16,13 +16,52 @@ import numpy as np
 from graphpar.kernels import cox as K
 from graphpar.kernels.cox_sort import cox_order
 
-__all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "tie_code"]
+__all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "removal_cut", "removal_rows", "tie_code"]
 
 TIMEFIX_TOL = float(np.sqrt(np.finfo(np.float64).eps))  # R's aeqSurv default
 CHUNK_ROWS = 4096  # rows per chunk: fixes the summation order whatever the thread count
 
 # The kernel's codes of the tie methods.
 TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}
+
+
+def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool) -> np.ndarray:
+    """Per stratum, the entry time below which a row never leaves a risk set.
+
+    ``min_event`` holds each stratum's smallest event time (``inf`` without
+    events), ``tmax`` the largest time of all rows. A row whose entry is below
+    every event time of its stratum is in the risk set of each of them, so its
+    removal needs no pass. With ``timefix`` the cut is lowered by a margin far
+    above the tolerance of the near-tie merge, which moves times down only.
+
+    Examples
+    --------
+    >>> removal_cut(np.array([2.0, np.inf]), 10.0, False)
+    array([ 2., inf])
+    """
+    margin = 1e-6 * (1.0 + abs(float(tmax))) if timefix else 0.0
+    return np.maximum(np.asarray(min_event, dtype=np.float64) - margin, 0.0)
+
+
+def removal_rows(entry: np.ndarray, weights: np.ndarray | None, codes: np.ndarray | None,
+                 cut: np.ndarray) -> np.ndarray:
+    """The rows of ``(entry, time]`` data whose entry removes them from some risk set.
+
+    A row leaves the risk sets at its entry time: the risk set at ``t`` is the
+    rows with ``time >= t`` minus those with ``entry >= t``. Rows entering
+    below their stratum's ``cut`` (:func:`removal_cut`), before time 0, or of
+    weight zero never leave one and are skipped.
+
+    Examples
+    --------
+    >>> removal_rows(np.array([0.0, 3.0, 1.0]), None, None, np.array([1.0]))
+    array([1, 2])
+    """
+    c = cut[codes] if codes is not None else cut[0]
+    keep = (entry >= c) & (entry >= 0)
+    if weights is not None:
+        keep &= weights != 0
+    return np.flatnonzero(keep)
 
 
 def tie_code(ties: str) -> int:
@@ -46,7 +85,17 @@ class CoxProblem:
     """The rows sorted by (stratum, time descending), centred, chunked; evaluates the kernels.
 
     Holds one permuted, centred float64 copy of ``X`` plus a few length-n
-    vectors. Near-tied times are merged first when ``timefix`` (R's
+    vectors.
+
+    Counting-process rows ``(entry, time]`` (``entry`` given): the risk set at
+    ``t`` is the rows with ``time >= t`` minus the rows with ``entry >= t``.
+    Each row that can leave a risk set (:func:`removal_rows`) gets a second,
+    *removal* row at its entry time with the negated weight and no event, sorted
+    among the others; the same prefix scans then add a row when they reach its
+    time and subtract it again at its entry (a removal at ``t`` is in ``t``'s
+    tie group, so it leaves before the group's events are scored). Times and
+    entries are time-fixed together, as R's ``aeqSurv`` does for ``Surv(start,
+    stop, event)``. Near-tied times are merged first when ``timefix`` (R's
     ``aeqSurv``: distinct times closer than :data:`TIMEFIX_TOL`, absolute or
     relative to the mean of the distinct times, become the smallest of their
     run).
@@ -57,6 +106,8 @@ class CoxProblem:
         The checked arguments of the fit.
     ties : {"efron", "breslow"}
     timefix : bool, default True
+    entry : ndarray (n,), optional
+        Checked entry times (:func:`graphpar._validation.check_cox_entry`).
 
     Attributes
     ----------
@@ -73,7 +124,8 @@ class CoxProblem:
     -1.098612
     """
 
-    def __init__(self, arrays, ties: str = "efron", timefix: bool = True) -> None:
+    def __init__(self, arrays, ties: str = "efron", timefix: bool = True,
+                 entry: np.ndarray | None = None) -> None:
         X, time, event = arrays.X, arrays.time, arrays.event
         n, p = X.shape
         self.p, self.n_samples = p, n
@@ -82,26 +134,53 @@ class CoxProblem:
         self.ties = tie_code(ties)
         codes = arrays.strata
         nstrata = max(len(arrays.strata_labels), 1) if codes is not None else 1
+        weights = arrays.weights
+        self.entry = entry
+        self.removals = 0
+        if entry is not None:
+            min_event = np.full(nstrata, np.inf)
+            ev = event != 0
+            at = codes[ev] if codes is not None else np.zeros(int(ev.sum()), np.int64)
+            np.minimum.at(min_event, at, time[ev])
+            cut = removal_cut(min_event, time.max() if n else 0.0, timefix)
+            rows = removal_rows(entry, weights, codes, cut)
+            self.removals = m = rows.size
+            # removal rows n .. n+m-1: row rows[k] again, at its entry, with weight -w
+            src = np.concatenate([np.arange(n, dtype=np.int64), rows])
+            time = np.concatenate([time, entry[rows]])
+            event = np.concatenate([event, np.zeros(m, dtype=np.uint8)])
+            w = np.ones(n) if weights is None else weights
+            weights = np.concatenate([w, -w[rows]])
+            if codes is not None:
+                codes = np.concatenate([codes, codes[rows]])
         order, time = cox_order(time, codes, nstrata, timefix=TIMEFIX_TOL if timefix else 0.0)
-        self.order = order
+        if entry is not None:
+            _check_fixed_entry(time, entry, rows, n)
+            order_src = src[order]
+        else:
+            order_src = order
+        self.order = order  # into the rows plus the removal rows (src: their source rows)
+        self.order_src = order_src
         self.center = X.mean(axis=0) if n else np.zeros(p)
-        self.X = np.empty((n, p), dtype=np.float64)
-        K.gather_rows(X, order, self.center, self.X)
+        nn = order.size
+        self.X = np.empty((nn, p), dtype=np.float64)
+        K.gather_rows(X, order_src, self.center, self.X)
         self.event = event[order]
-        self.w = arrays.weights[order] if arrays.weights is not None else np.empty(0)
-        self.offset = arrays.offset[order] if arrays.offset is not None else np.empty(0)
-        self.flags = np.empty(n, dtype=np.uint8)
+        self.w = weights[order] if weights is not None else np.empty(0)
+        self.offset = arrays.offset[order_src] if arrays.offset is not None else np.empty(0)
+        self.strata = codes[order] if codes is not None else None
+        self.flags = np.empty(nn, dtype=np.uint8)
         self.time = time[order]  # sorted and time-fixed: also the baseline hazard's input
-        K.tie_flags(self.time, codes[order] if codes is not None else np.empty(0, np.int64),
+        K.tie_flags(self.time, self.strata if codes is not None else np.empty(0, np.int64),
                     self.flags)
-        cs = np.empty(n // CHUNK_ROWS + 2, dtype=np.int64)
-        cst = np.empty(n // CHUNK_ROWS + 2, dtype=np.int64)
+        cs = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
+        cst = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
         nc = K.chunk_layout(self.flags, CHUNK_ROWS, 0, cs, cst)
         self.chunk_start = cs[: nc + 1].copy()
         self.chunk_stratum = cst[:nc].copy()
         self.nstrata = nstrata
-        self.eta = np.empty(n)
-        self.r = np.empty(n)
+        self.eta = np.empty(nn)
+        self.r = np.empty(nn)
         self.smax = np.empty(nstrata)
 
     def evaluate(self, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -118,3 +197,14 @@ class CoxProblem:
                     np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
                     np.empty(p + 2))
         return float(ll[0]), g, h
+
+
+def _check_fixed_entry(fixed: np.ndarray, entry: np.ndarray, rows: np.ndarray, n: int) -> None:
+    """Refuse rows whose entry the near-tie merge made equal to their time (R refuses them)."""
+    bad = fixed[n:] >= fixed[rows]
+    if bad.any():
+        i = int(rows[int(np.argmax(bad))])
+        raise ValueError(
+            f"entry must be less than time, got entry {entry[i]} and time {fixed[i]} at row "
+            f"{i}, which differ by less than the near-tie tolerance of timefix (pass "
+            "timefix=False to keep them apart)")

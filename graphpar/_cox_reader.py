@@ -23,7 +23,6 @@ length must match the bytes stored for it.
 
 from __future__ import annotations
 
-import array
 import io
 import lzma
 import os
@@ -94,8 +93,27 @@ class Table(dict):
 
 
 # --------------------------------------------------------------------------- CSV
-def _cells(line: str) -> list[str]:
-    return [c.strip().strip('"').strip("'").strip() for c in line.rstrip("\r\n").split(",")]
+def default_sep(path: str) -> str:
+    """The field separator a file name implies: a tab for ``.tsv``/``.tab`` (compressed too).
+
+    Examples
+    --------
+    >>> default_sep("d.tsv.gz"), default_sep("d.csv")
+    ('\\t', ',')
+    """
+    low = os.fspath(path).lower()
+    for suffix in _COMPRESSED:
+        if low.endswith(suffix):
+            low = low[: -len(suffix)]
+    return "\t" if low.endswith((".tsv", ".tab")) else ","
+
+
+def _sep_name(sep: str) -> str:
+    return {",": "comma", "\t": "tab", ";": "semicolon"}.get(sep, repr(sep))
+
+
+def _cells(line: str, sep: str = ",") -> list[str]:
+    return [c.strip().strip('"').strip("'").strip() for c in line.rstrip("\r\n").split(sep)]
 
 
 def _require_file(path: str) -> None:
@@ -139,8 +157,9 @@ class CsvSource:
     (['time', 'event'], b'5,1\\n3,0')
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, sep: str | None = None) -> None:
         self.path = path = os.fspath(path)
+        self.sep = default_sep(path) if sep is None else sep
         _require_file(path)
         compressed = os.path.splitext(path)[1].lower() in _COMPRESSED
         self.f = _decompressed(path) if compressed else open(path, "rb")
@@ -168,7 +187,7 @@ class CsvSource:
             header = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _not_utf8(path, 1, raw, exc) from None
-        names = _cells(header)
+        names = _cells(header, self.sep)
         seen: set[str] = set()
         for j, nm in enumerate(names):
             if nm == "":
@@ -182,6 +201,22 @@ class CsvSource:
         self.body_end = self._end_of_rows()
         if self.body_end <= self.body_start:
             raise ValueError(f"{path}: no data rows after the header (line 1)")
+        self.text = self._text_columns()
+
+    def _text_columns(self) -> list[bool]:
+        """Which columns hold text labels: those whose cell on the first data row is text.
+
+        Decided from the file's first row, so that every MPI rank's block of
+        rows is parsed alike (and fails alike) whatever rows it holds.
+        """
+        self.f.seek(self.body_start)
+        raw = self.f.readline()
+        try:
+            cells = _cells(raw.decode("utf-8"), self.sep)
+        except UnicodeDecodeError:
+            cells = []  # the parser reports it with its line
+        return [j < len(cells) and cells[j] != "" and cells[j].lower() not in _MISSING
+                and _number(cells[j]) is None for j in range(len(self.names))]
 
     def _end_of_rows(self) -> int:
         f, start = self.f, self.body_start
@@ -245,10 +280,20 @@ def _number(cell: str) -> float | None:
         return None
 
 
-def _scan(path: str, names: list[str], block: bytes, first_line: int) -> np.ndarray:
-    """Parse line by line; raise at the first bad line, naming its number and column."""
+_MISSING = {"na", "n/a", "null", "none", ".", "-", "?"}
+
+
+def _scan(path: str, names: list[str], block: bytes, first_line: int,
+          sep: str = ",", text: list[bool] | None = None) -> list[np.ndarray]:
+    """Parse line by line; raise at the first bad line, naming its number and column.
+
+    ``text[j]`` says column ``j`` holds text labels (a categorical column;
+    default: none does); a cell of the other kind is an error, and so is a
+    missing-value marker (``NA``, ``null``, ...) anywhere.
+    """
     ncol = len(names)
-    values = array.array("d")
+    columns: list[list] = [[] for _ in range(ncol)]
+    text = [False] * ncol if text is None else list(text)
     for k, raw in enumerate(io.BytesIO(block)):
         lineno = first_line + k
         try:
@@ -257,31 +302,42 @@ def _scan(path: str, names: list[str], block: bytes, first_line: int) -> np.ndar
             raise _not_utf8(path, lineno, raw, exc) from None
         if not line.strip():
             raise ValueError(f"{path}, line {lineno}: blank line (every line after the header "
-                             f"must hold one row of {ncol} comma-separated numbers)")
-        cells = _cells(line)
+                             f"must hold one row of {ncol} {_sep_name(sep)}-separated numbers)")
+        cells = _cells(line, sep)
         if len(cells) != ncol:
             raise ValueError(
-                f"{path}, line {lineno}: expected {ncol} comma-separated fields "
+                f"{path}, line {lineno}: expected {ncol} {_sep_name(sep)}-separated fields "
                 f"(as in the header), found {len(cells)}"
             )
         for j, cell in enumerate(cells):
             v = _number(cell)
-            if v is None:
+            missing = cell == "" or cell.lower() in _MISSING
+            if missing or (v is None and not text[j]):
                 what = "an empty cell" if cell == "" else f"non-numeric value {_show(cell)}"
                 raise ValueError(
                     f"{path}, line {lineno}, column {j + 1} ({_show(names[j])}): {what} "
                     "(every cell must be a number; missing values are not supported)"
                 )
-            values.append(v)
-    return np.frombuffer(values, dtype=np.float64).reshape(-1, ncol)
+            if v is not None and text[j]:
+                raise ValueError(
+                    f"{path}, line {lineno}, column {j + 1} ({_show(names[j])}): number "
+                    f"{_show(cell)} in a column of text labels (a column is all numbers or "
+                    "all labels)")
+            columns[j].append(cell if text[j] else v)
+    return [np.array(c, dtype=object) if text[j] else np.array(c, dtype=np.float64)
+            for j, c in enumerate(columns)]
 
 
-def parse_lines(path: str, names: list[str], block: bytes, first_line: int) -> Table:
+def parse_lines(path: str, names: list[str], block: bytes, first_line: int,
+                sep: str | None = None, text: list[bool] | None = None) -> Table:
     """Parse a block of CSV rows whose first line is line ``first_line`` of ``path``.
 
     NumPy's C parser reads well-formed blocks; anything else is scanned line by
     line, which raises at the first problem (a byte that is not UTF-8, a blank
-    line, a ragged row, a cell that is not a number) with its line and column.
+    line, a ragged row, an empty cell, a number in a text column or text in a
+    numeric one) with its line and column. ``text`` marks the columns of text
+    labels (:attr:`CsvSource.text`; default none), returned as object arrays
+    of strings; ``sep`` defaults to :func:`default_sep` of ``path``.
 
     Examples
     --------
@@ -290,13 +346,14 @@ def parse_lines(path: str, names: list[str], block: bytes, first_line: int) -> T
     (array([5., 3.]), "t.csv, line 3, column 2 ('event')")
     """
     ncol = len(names)
+    sep = default_sep(path) if sep is None else sep
     nlines = count_lines(block)
     data = None
-    if nlines and block.isascii():
+    if nlines and block.isascii() and not any(text or ()):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                data = np.loadtxt(io.BytesIO(block), delimiter=",", comments=None,
+                data = np.loadtxt(io.BytesIO(block), delimiter=sep, comments=None,
                                   quotechar='"', ndmin=2, dtype=np.float64, encoding="ascii")
         except ValueError:
             data = None
@@ -305,25 +362,35 @@ def parse_lines(path: str, names: list[str], block: bytes, first_line: int) -> T
             # line is the rule, so the scan says which line breaks it
             data = None
     if data is None:
-        data = _scan(path, names, block, first_line) if nlines else np.empty((0, ncol))
+        if not nlines:
+            data = np.empty((0, ncol))
+        else:
+            cols = _scan(path, names, block, first_line, sep, text)
+            return Table(dict(zip(names, cols, strict=True)), path, first_line=first_line)
     return Table({nm: np.ascontiguousarray(data[:, j]) for j, nm in enumerate(names)}, path,
                  first_line=first_line)
 
 
-def read_csv(path: str) -> Table:
-    """Read a numeric CSV file with a header line into ``{name: float64 column}``.
+def read_csv(path: str, sep: str | None = None) -> Table:
+    """Read a CSV (or TSV) file with a header line into ``{name: column}``.
 
     Parameters
     ----------
     path : str
         The file: a header of column names, then one row per line, commas between
-        fields, every cell a number (blank lines only at the end). A ``.gz``,
+        fields, every cell a number or (a whole column of) text labels, blank
+        lines only at the end. A ``.gz``,
         ``.bz2`` or ``.xz`` suffix is decompressed.
+
+    sep : str, optional
+        The field separator; default a tab for ``.tsv``/``.tab`` names, else
+        a comma.
 
     Returns
     -------
     Table
-        The columns, in file order.
+        The columns, in file order: float64, or object arrays of strings for
+        text columns.
 
     Raises
     ------
@@ -338,9 +405,9 @@ def read_csv(path: str) -> Table:
     >>> read_csv(p)["age"]
     array([60., 70.])
     """
-    with CsvSource(path) as src:
+    with CsvSource(path, sep) as src:
         block = src.lines(src.body_start, src.body_end)
-        return parse_lines(src.path, src.names, block, 2)
+        return parse_lines(src.path, src.names, block, 2, src.sep, src.text)
 
 
 # --------------------------------------------------------------------------- .npz
@@ -481,7 +548,7 @@ def _read_npz(zf: zipfile.ZipFile, path: str, rank: int, nranks: int) -> Table:
     return Table({m.key: m.rows(zf, path, lo, hi) for m in members}, path, first_row=lo)
 
 
-def read_table(path: str) -> Table:
+def read_table(path: str, sep: str | None = None) -> Table:
     """Read a CSV or ``.npz`` survival table into ``{column name: float64 array}``.
 
     Examples
@@ -495,13 +562,14 @@ def read_table(path: str) -> Table:
     path = os.fspath(path)
     if path.lower().endswith(".npz"):
         return read_npz(path)
-    return read_csv(path)
+    return read_csv(path, sep)
 
 
 # --------------------------------------------------------------------------- columns
 def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
                  strata: str | None = None, weights: str | None = None,
-                 offset: str | None = None, covariates: list[str] | None = None) -> dict:
+                 offset: str | None = None, covariates: list[str] | None = None,
+                 levels: dict[str, list[str]] | None = None) -> dict:
     """Split a table into ``CoxPH.fit`` arguments; by default every other column is a covariate.
 
     Checks the values of the columns used: times finite and nonnegative,
@@ -511,8 +579,16 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     ('age'): covariate contains nan``; a block of rows read by one MPI rank
     gives the same message as the whole table.
 
-    Returns a dict with keys ``X``, ``time``, ``event``, ``strata``, ``weights``,
-    ``offset`` and ``feature_names``.
+    A text covariate column is one-hot encoded against its first level in
+    sorted order (columns ``name[T.level]``, :func:`encode_columns`);
+    ``levels`` gives a text column's levels (under MPI: every rank's labels),
+    default the labels present. Strata may be text; times, events, weights
+    and offsets must be numbers.
+
+    Returns a :class:`FitArgs`: a dict with keys ``X``, ``time``, ``event``,
+    ``strata``, ``weights``, ``offset`` and ``feature_names``, whose attributes
+    ``levels`` (the text covariates' levels) and ``covariates`` (the covariate
+    columns before encoding) let new rows be encoded alike.
 
     Examples
     --------
@@ -524,11 +600,17 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     if not isinstance(table, Table):
         table = Table(table, path)
 
-    def col(name, role):
+    def col(name, role, text_ok=False):
         if name not in table:
             raise ValueError(f"{path}: no column {_show(name)} (for {role}); the columns are "
                              + ", ".join(_show(c) for c in table))
-        return np.asarray(table[name], dtype=np.float64)
+        values = np.asarray(table[name])
+        if values.dtype == object:
+            if text_ok:
+                return values
+            raise ValueError(f"{table.where(name, 0)}: {role} must be numbers, got text "
+                             f"{_show(str(values[0]))}")
+        return np.asarray(values, dtype=np.float64)
 
     used = {"--time": time, "--event": event, "--strata": strata, "--weights": weights,
             "--offset": offset}
@@ -537,7 +619,7 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
         covariates = [c for c in table if c not in special]
     else:
         for c in covariates:
-            col(c, "--covariates")
+            col(c, "--covariates", text_ok=True)
             if c in special:
                 raise ValueError(f"column {_show(c)} is both a covariate and another role")
     if not covariates:
@@ -551,7 +633,10 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     order = list(table)
     first = None
     for name, flag, role, rule in rules:
-        bad = first_invalid(col(name, flag), **rule)
+        values = col(name, flag, text_ok=role in ("strata", "covariate"))
+        if values.dtype == object:
+            continue
+        bad = first_invalid(values, **rule)
         if bad is not None:
             key = (bad[0], order.index(name))
             if first is None or key < first[0]:
@@ -559,16 +644,78 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     if first is not None:
         (i, _), name, role, problem = first
         raise ValueError(f"{table.where(name, i)}: {role} {problem}")
-    n = len(next(iter(table.values())))
-    X = np.empty((n, len(covariates)))
-    for j, c in enumerate(covariates):
-        X[:, j] = table[c]
-    return {
+    if levels is None:
+        levels = {c: sorted(set(table[c].tolist())) for c in covariates
+                  if np.asarray(table[c]).dtype == object}
+    X, names = encode_columns(table, covariates, levels)
+    return FitArgs({
         "X": X,
         "time": col(time, "--time"),
         "event": col(event, "--event"),
-        "strata": None if strata is None else col(strata, "--strata"),
+        "strata": None if strata is None else col(strata, "--strata", text_ok=True),
         "weights": None if weights is None else col(weights, "--weights"),
         "offset": None if offset is None else col(offset, "--offset"),
-        "feature_names": list(covariates),
-    }
+        "feature_names": names,
+    }, levels, covariates)
+
+
+class FitArgs(dict):
+    """``CoxPH.fit`` keyword arguments, plus how the covariate columns were encoded.
+
+    ``levels`` maps each text covariate column to its levels (the first is the
+    reference); ``covariates`` lists the covariate columns before encoding.
+    """
+
+    def __init__(self, kwargs: dict, levels: dict, covariates: list[str]) -> None:
+        super().__init__(kwargs)
+        self.levels = dict(levels)
+        self.covariates = list(covariates)
+
+
+def encode_columns(table: dict, covariates: list[str],
+                   levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str]]:
+    """The covariate matrix of ``table`` and its names; text columns one-hot encoded.
+
+    A column in ``levels`` becomes one 0/1 column per level but the first
+    (the reference), named ``name[T.level]``; a label not in its levels is
+    an error naming the file, line and column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = {"age": np.array([50.0, 60.0]),
+    ...      "race": np.array(["white", "black"], dtype=object)}
+    >>> X, names = encode_columns(t, ["age", "race"], {"race": ["black", "white"]})
+    >>> names, X.tolist()
+    (['age', 'race[T.white]'], [[50.0, 1.0], [60.0, 0.0]])
+    """
+    if not isinstance(table, Table):
+        table = Table(table, "table")
+    n = len(table[covariates[0]]) if covariates else 0
+    cols, names = [], []
+    for c in covariates:
+        values = np.asarray(table[c])
+        if c not in levels:
+            if values.dtype == object:
+                raise ValueError(f"{table.where(c, 0)}: covariate is text here but numbers in "
+                                 "the fit")
+            cols.append(np.asarray(values, dtype=np.float64))
+            names.append(c)
+            continue
+        if values.dtype != object:
+            values = np.array([_cell_text(v) for v in values], dtype=object)
+        known = set(levels[c])
+        for i, v in enumerate(values.tolist()):
+            if v not in known:
+                raise ValueError(f"{table.where(c, i)}: label {_show(str(v))} is not one of the "
+                                 "fit's levels " + ", ".join(_show(x) for x in levels[c]))
+        for lv in levels[c][1:]:
+            cols.append((values == lv).astype(np.float64))
+            names.append(f"{c}[T.{lv}]")
+    X = np.column_stack(cols) if cols else np.empty((n, 0))
+    return X.reshape(n, len(names)), names
+
+
+def _cell_text(v) -> str:
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)

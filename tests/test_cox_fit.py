@@ -129,7 +129,7 @@ def test_fortran_order_int_and_bool_inputs_match():
 def test_summary_and_names():
     X, t, e = generated(n=500, seed=7)
     m = CoxPH().fit(X, t, e, feature_names=["age", "dose", "sex"])
-    s = m.summary()
+    s = m.summary_table()
     assert isinstance(s, CoxSummary)
     assert s.names == ["age", "dose", "sex"]
     np.testing.assert_allclose(s.exp_coef, np.exp(m.coef_))
@@ -152,7 +152,7 @@ def test_dataframe_names():
     X, t, e = generated(n=300, seed=8)
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     m = CoxPH().fit(df, pd.Series(t), pd.Series(e))
-    assert m.summary().names == ["a", "b", "c"]
+    assert m.feature_names_in_ == ["a", "b", "c"]
     np.testing.assert_allclose(m.coef_, CoxPH().fit(X, t, e).coef_, rtol=1e-12)
 
 
@@ -261,17 +261,17 @@ def test_concordance_against_all_pairs():
         t[0] = min(t[0], t.max() - 1) if n > 1 else t[0]
         if n == 2:
             t = np.array([1.0, 2.0])
-        assert concordance_index(t, risk, e) == pytest.approx(
+        assert concordance_index(t, event=e, risk=risk) == pytest.approx(
             concordance_naive(t, risk, e), rel=1e-14)
 
 
 def test_concordance_simple_and_errors():
-    assert concordance_index([1, 2, 3], [3, 2, 1], [1, 1, 1]) == 1.0
-    assert concordance_index([1, 2, 3], [1, 1, 1], [1, 1, 1]) == 0.5
+    assert concordance_index([1, 2, 3], event=[1, 1, 1], risk=[3, 2, 1]) == 1.0
+    assert concordance_index([1, 2, 3], event=[1, 1, 1], risk=[1, 1, 1]) == 0.5
     with pytest.raises(ValueError, match="no comparable pairs"):
-        concordance_index([1, 1], [1, 2], [1, 1])
+        concordance_index([1, 1], event=[1, 1], risk=[1, 2])
     with pytest.raises(ValueError, match="risk has length"):
-        concordance_index([1, 2], [1], [1, 1])
+        concordance_index([1, 2], event=[1, 1], risk=[1])
 
 
 def test_string_strata_fit_as_their_codes():

@@ -55,10 +55,13 @@ def register(sub) -> None:
         description=(
             "Fit a Cox proportional-hazards model by Newton-Raphson (parallel prefix-scan "
             "likelihood) and print the coefficient table. DATA is a UTF-8 CSV file with a "
-            "header of column names and one row of numbers per line (optionally compressed: "
-            ".csv.gz, .csv.bz2, .csv.xz), or a .npz file of equal-length 1-D real arrays "
-            "named by column. Every column other than --time, --event, --strata, --weights "
-            "and --offset is a covariate, unless --covariates picks them. A bad table gets "
+            "header of column names and one row per line, each column all numbers or all text "
+            "labels (a text covariate is one-hot encoded against its first level in sorted "
+            "order, as COL[T.level]); tab-separated for .tsv names or with --sep; optionally "
+            "compressed (.csv.gz, .csv.bz2, .csv.xz), or a .npz file of equal-length 1-D "
+            "real arrays "
+            "named by column. Every column other than --time, --event, --strata, --weights, "
+            "--offset and --entry is a covariate, unless --covariates picks them. A bad table gets "
             "one error naming the file, the line (or array and index) and the column."
         ),
         epilog=OUTPUT_LAYOUT,
@@ -71,12 +74,29 @@ def register(sub) -> None:
     p.add_argument("--strata", metavar="COL", help="stratum column (optional)")
     p.add_argument("--weights", metavar="COL", help="case-weight column (optional)")
     p.add_argument("--offset", metavar="COL", help="offset column (optional)")
+    p.add_argument("--entry", metavar="COL",
+                   help="entry (start) time column for counting-process rows (entry, time], "
+                        "as R's Surv(start, stop, event): time-varying covariates, delayed "
+                        "entry; each entry below its row's time (optional)")
+    p.add_argument("--robust", action="store_true",
+                   help="report the robust (sandwich) standard errors, R's coxph(robust = TRUE); "
+                        "the summary shows the model-based ones beside them (serial runs only)")
+    p.add_argument("--cluster", metavar="COL",
+                   help="cluster id column (numbers or text): cluster-robust standard errors, "
+                        "R's + cluster(id); implies --robust (optional, serial runs only)")
     p.add_argument("--covariates", metavar="A,B,C", help="comma-separated covariate columns")
     p.add_argument("--ties", choices=("efron", "breslow"), default="efron",
                    help="tie handling (default efron)")
     p.add_argument("--penalizer", type=float, default=0.0,
                    help="L2 penalty: maximise loglik - 0.5*X*||beta||^2 (default 0)")
     p.add_argument("--predict", metavar="ROWS", help=PREDICT_HELP)
+    p.add_argument("--sep", metavar="CHAR", default=None,
+                   help="field separator of DATA and ROWS (default: a tab for .tsv/.tab "
+                        "names, compressed too, else a comma); write '\\t' for a tab")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw the hazard ratios with their 95%% intervals to FILE.png and "
+                        "the baseline survival of each stratum to FILE.survival.png "
+                        "(needs matplotlib)")
     add_shared_options(p, json=True,
                        output="the summary (.json or .csv; the baseline survival goes beside it, "
                               "see below)")
@@ -100,8 +120,53 @@ def fit_args(args, table: dict) -> dict:
     covs = None
     if args.covariates:
         covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
-    return pick_columns(table, args.data, args.time, args.event, strata=args.strata,
-                        weights=args.weights, offset=args.offset, covariates=covs)
+    entry = getattr(args, "entry", None)
+    cluster = getattr(args, "cluster", None)
+    if (entry is not None or cluster is not None) and covs is None:
+        roles = {args.time, args.event, args.strata, args.weights, args.offset, entry, cluster}
+        covs = [c for c in table if c not in roles]
+    kw = pick_columns(table, args.data, args.time, args.event, strata=args.strata,
+                      weights=args.weights, offset=args.offset, covariates=covs,
+                      levels=getattr(table, "levels", None))
+    if entry is not None:
+        kw["entry"] = _entry_column(table, args.data, entry, kw["time"])
+    if cluster is not None:
+        kw["cluster"] = _cluster_column(table, args.data, cluster)
+    return kw
+
+
+def _cluster_column(table, path: str, name: str) -> np.ndarray:
+    """The --cluster column (numbers or text, no missing value); errors name file and line."""
+    if name not in table:
+        raise ValueError(f"{path}: no column {name!r} (for --cluster); the columns are "
+                         + ", ".join(repr(c) for c in table))
+    ids = np.asarray(table[name])
+    if ids.dtype.kind == "f" and np.isnan(ids).any():
+        row = int(np.argmax(np.isnan(ids)))
+        raise ValueError(f"{table.where(name, row)}: cluster id is missing (nan)")
+    return ids
+
+
+def _entry_column(table, path: str, name: str, time: np.ndarray) -> np.ndarray:
+    """The --entry column, finite and below --time on every row; errors name file and line."""
+    from graphpar._cox_reader import Table
+    from graphpar._validation import first_invalid
+
+    if not isinstance(table, Table):
+        table = Table(table, path)
+    if name not in table:
+        raise ValueError(f"{path}: no column {name!r} (for --entry); the columns are "
+                         + ", ".join(repr(c) for c in table))
+    entry = np.asarray(table[name], dtype=np.float64)
+    bad = first_invalid(entry)
+    if bad is not None:
+        raise ValueError(f"{table.where(name, bad[0])}: entry {bad[1]}")
+    late = ~(entry < time)
+    if late.any():
+        i = int(np.argmax(late))
+        raise ValueError(f"{table.where(name, i)}: entry must be less than time, got entry "
+                         f"{entry[i]} and time {time[i]}")
+    return entry
 
 
 def _read(args, ctx) -> dict:
@@ -110,11 +175,29 @@ def _read(args, ctx) -> dict:
         from graphpar.mpi import read_table_rows
 
         table, _ = read_table_rows(args.data, ctx.comm)
+        # a text column's levels are every rank's labels, so that all ranks encode alike
+        text = {c: sorted(set(v.tolist())) for c, v in table.items()
+                if np.asarray(v).dtype == object}
+        merged: dict = {}
+        for part in ctx.comm.allgather(text):
+            for c, lv in part.items():
+                merged.setdefault(c, set()).update(lv)
+        table.levels = {c: sorted(v) for c, v in merged.items()}
     else:
         from graphpar._cox_reader import read_table
 
-        table = read_table(args.data)
+        table = read_table(args.data, _sep(args))
     return ctx.collectively(lambda: fit_args(args, table))
+
+
+def _sep(args) -> str | None:
+    sep = getattr(args, "sep", None)
+    if sep is None:
+        return None
+    sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+    if len(sep) != 1 or sep in "\"'\r\n ":
+        raise ValueError(f"--sep must be one character such as ',', ';' or '\\t', got {sep!r}")
+    return sep
 
 
 def output_paths(output: str, predict: bool) -> dict:
@@ -148,11 +231,13 @@ def read_predict_rows(args, kw: dict) -> dict:
     A missing column or a bad cell is an error naming the file, the line and
     the column.
     """
-    from graphpar._cox_reader import read_table
+    from graphpar._cox_reader import encode_columns, read_table
     from graphpar._validation import first_invalid
 
-    table = read_table(args.predict)
-    need = [(c, "covariate") for c in kw["feature_names"]]
+    table = read_table(args.predict, _sep(args))
+    covariates = getattr(kw, "covariates", kw["feature_names"])
+    levels = getattr(kw, "levels", {})
+    need = [(c, "covariate") for c in covariates]
     if args.strata:
         need.append((args.strata, "--strata"))
     if args.offset:
@@ -161,13 +246,15 @@ def read_predict_rows(args, kw: dict) -> dict:
         if name not in table:
             raise ValueError(f"{args.predict}: no column {name!r} (the fit's {role}); "
                              "the columns are " + ", ".join(repr(c) for c in table))
+        if name in levels or np.asarray(table[name]).dtype == object:
+            continue
         bad = first_invalid(np.asarray(table[name], dtype=np.float64))
         if bad is not None:
             raise ValueError(f"{table.where(name, bad[0])}: {role} {bad[1]}")
     n = len(table[need[0][0]])
     if n == 0:
         raise ValueError(f"{args.predict}: no rows to predict")
-    X = np.column_stack([table[c] for c in kw["feature_names"]]).reshape(n, -1)
+    X, _ = encode_columns(table, covariates, levels)
     return {"X": X, "strata": table[args.strata] if args.strata else None,
             "offset": table[args.offset] if args.offset else None}
 
@@ -206,7 +293,7 @@ def write_outputs(model, fields: dict, paths: dict, strata_name: str | None,
 
     from graphpar.io import atomic_write
 
-    summary = model.summary()
+    summary = model.summary_table()
     if paths["summary"].lower().endswith(".json"):
         with atomic_write(paths["summary"], "w") as f:
             json.dump(_json_ready(fields), f, indent=1)
@@ -236,6 +323,26 @@ def write_outputs(model, fields: dict, paths: dict, strata_name: str | None,
                    [t] + [S[:, i] for i in range(S.shape[1])])
 
 
+def plot_paths(path: str) -> dict:
+    """The pictures ``--plot FILE.png`` writes: hazard ratios to FILE.png, survival beside it.
+
+    Examples
+    --------
+    >>> plot_paths("out/fit.png")["survival"]
+    'out/fit.survival.png'
+    """
+    if not path.lower().endswith(".png"):
+        raise ValueError(f"--plot must end in .png, got {path!r}")
+    return {"coefficients": path, "survival": path[:-4] + ".survival.png"}
+
+
+def write_plots(model, path: str) -> None:
+    """Draw the hazard ratios and the baseline survival curves (:mod:`graphpar.plot`)."""
+    paths = plot_paths(path)
+    model.plot_coefficients(paths["coefficients"])
+    model.plot_survival(path=paths["survival"])
+
+
 def run(args, ctx) -> int:
     """Run ``graphpar cox`` in the context ``ctx`` (serial or one MPI rank); return 0."""
     paths = None
@@ -247,6 +354,8 @@ def run(args, ctx) -> int:
             return output_paths(args.output, args.predict is not None)
 
         paths = ctx.collectively(check_output)
+    if getattr(args, "plot", None):
+        ctx.collectively(lambda: plot_paths(args.plot))
     kw, load_s = ctx.timed(lambda: _read(args, ctx))
     rows = None
     if args.predict is not None:
@@ -260,8 +369,11 @@ def run(args, ctx) -> int:
         from graphpar import CoxPH
 
         model = CoxPH(ties=args.ties, penalizer=args.penalizer)
-    _, seconds = ctx.timed(lambda: model.fit(**kw, progress=show), start_together=True)
-    summary = model.summary()
+    fit_kw = {k: v for k, v in kw.items() if k not in ("levels", "covariates")}
+    if getattr(args, "robust", False):
+        fit_kw["robust"] = True
+    _, seconds = ctx.timed(lambda: model.fit(**fit_kw, progress=show), start_together=True)
+    summary = model.summary_table()
     fields = {**summary.to_dict(), "seconds": seconds}
     extra = ""
     if ctx.mpi:
@@ -283,6 +395,8 @@ def run(args, ctx) -> int:
 
     if paths is not None:
         ctx.write(lambda: write_outputs(model, fields, paths, args.strata, rows))
+    if getattr(args, "plot", None):
+        ctx.write(lambda: write_plots(model, args.plot))
     ctx.report(fields, text)
     return 0
 

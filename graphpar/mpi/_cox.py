@@ -65,8 +65,8 @@ from graphpar._cox_baseline import (
     group_sums,
     strata_shift,
 )
-from graphpar._cox_problem import TIMEFIX_TOL, tie_code
-from graphpar._validation import check_cox_arrays
+from graphpar._cox_problem import TIMEFIX_TOL, removal_cut, removal_rows, tie_code
+from graphpar._validation import check_cox_arrays, check_cox_entry
 from graphpar.kernels import cox as K
 from graphpar.mpi.comm import get_comm, run_collectively
 
@@ -364,7 +364,7 @@ def _global_labels(gathered):
 
 def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
                    ties: str = "efron", timefix: bool = True, feature_names=None,
-                   row0: int | None = None, comm=None) -> DistCoxProblem:
+                   row0: int | None = None, entry=None, comm=None) -> DistCoxProblem:
     """Check, sort and split the rows every rank holds across the ranks in time order. Collective.
 
     Each rank runs the serial checks
@@ -390,6 +390,13 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
     row0 : int, optional
         Global number of this rank's first row, for error messages (default:
         the rows of the lower ranks come first).
+    entry : array_like, shape (n_local,), optional
+        Entry times of counting-process rows ``(entry, time]``, as in
+        :meth:`graphpar.CoxPH.fit`; given on every rank or on none. Each row
+        that can leave a risk set is sent a second time, as a removal row at
+        its entry time with its weight negated
+        (:class:`graphpar._cox_problem.CoxProblem`), so the scans need nothing
+        else; ``n_local`` counts these rows too.
     comm : mpi4py communicator, optional
         Default: :func:`graphpar.mpi.comm.get_comm`'s duplicate of ``COMM_WORLD``.
 
@@ -422,9 +429,10 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
     a = run_collectively(lambda: check_cox_arrays(
         X, time, event, strata, weights, offset, feature_names=feature_names, row0=row0,
         whole=False), comm)
+    ent = run_collectively(lambda: check_cox_entry(entry, a.time, row0=row0), comm)
     n, p = a.X.shape
     labels = a.strata_labels if n else None
-    given = tuple(v is not None for v in (a.strata, a.weights, a.offset))
+    given = tuple(v is not None for v in (a.strata, a.weights, a.offset, ent))
     info = comm.allgather((p, a.feature_names, given, n, int(np.count_nonzero(a.event)),
                            labels))
 
@@ -436,7 +444,7 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
             if i[1] != info[0][1]:
                 raise ValueError(f"feature names differ across ranks: {info[0][1]} on rank 0, "
                                  f"{i[1]} on rank {r}")
-        for k, name in enumerate(("strata", "weights", "offset")):
+        for k, name in enumerate(("strata", "weights", "offset", "entry")):
             flags = [i[2][k] for i in info]
             if any(flags) != all(flags):
                 on = [r for r, f in enumerate(flags) if f]
@@ -453,19 +461,29 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
     n_events = sum(i[4] for i in info)
     cols = [a.X, a.time[:, None], a.event.astype(np.float64)[:, None]]
     names = ["time", "event"]
+    codes = None
     if all_labels is not None:
         # this rank's codes index its own labels: re-index them in the labels of all ranks
         local = np.searchsorted(all_labels, a.strata_labels) if n else np.zeros(0, np.int64)
-        cols.append(local[a.strata].astype(np.float64)[:, None])
+        codes = local[a.strata].astype(np.int64)
+        cols.append(codes.astype(np.float64)[:, None])
         names.append("strata")
-    for name, v in (("weights", a.weights), ("offset", a.offset)):
+    w = a.weights
+    if ent is not None and w is None:
+        w = np.ones(n)  # removal rows carry weight -1
+    for name, v in (("weights", w), ("offset", a.offset)):
         if v is not None:
             cols.append(v[:, None])
             names.append(name)
     block = np.hstack(cols)
+    real_sum = None
+    if ent is not None:
+        block, real_sum = _with_removals(block, a, ent, codes, w, p, names.index("weights"),
+                                         1 if all_labels is None else len(all_labels),
+                                         timefix, comm)
     if timefix:
         # near ties are found among all times, whatever the stratum: sort by time alone first
-        block = _redistribute(block, block[:, p], np.zeros(n), comm)
+        block = _redistribute(block, block[:, p], np.zeros(block.shape[0]), comm)
         block = _apply(_sorted_order(block[:, p], np.zeros(block.shape[0])), block)
         block[:, p] = _timefix(block[:, p], comm, TIMEFIX_TOL)
     # (again after timefix: merged times may now tie across a rank boundary)
@@ -475,7 +493,8 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
     tm = moved[:, p]
     sc = moved[:, p + 2] if has_strata else np.zeros(moved.shape[0])
     moved = _apply(_sorted_order(tm, sc), moved)
-    sums = np.asarray(comm.allreduce(moved[:, :p].sum(axis=0)))
+    sums = np.asarray(comm.allreduce(moved[:, :p].sum(axis=0) if real_sum is None
+                                     else real_sum))
     mean = sums / n_samples
     get = {name: np.ascontiguousarray(moved[:, p + k]) for k, name in enumerate(names)}
     return DistCoxProblem(
@@ -483,6 +502,29 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
         get.get("strata", np.zeros(moved.shape[0])), get.get("weights"), get.get("offset"),
         ties=ties, comm=comm, n_samples=n_samples, n_events=n_events, center=mean,
         feature_names=a.feature_names, strata_labels=all_labels)
+
+
+def _with_removals(block, a, ent, codes, w, p, wcol, nstrata, timefix, comm):
+    """Append the removal rows of ``(entry, time]`` rows to this rank's block (collective).
+
+    The cut below which entries need no removal row (:func:`removal_cut`)
+    takes every rank's events; returns the block and the sum of the real rows'
+    covariates (the removal rows must not move the centring).
+    """
+    n = a.X.shape[0]
+    ev = a.event != 0
+    min_event = np.full(nstrata, np.inf)
+    at = codes[ev] if codes is not None else np.zeros(int(ev.sum()), np.int64)
+    np.minimum.at(min_event, at, a.time[ev])
+    glob = np.empty_like(min_event)
+    comm.Allreduce(min_event, glob, op=MPI.MIN)
+    tmax = comm.allreduce(float(a.time.max()) if n else 0.0, op=MPI.MAX)
+    rows = removal_rows(ent, a.weights, codes, removal_cut(glob, tmax, timefix))
+    extra = block[rows].copy()
+    extra[:, p] = ent[rows]        # at the entry time
+    extra[:, p + 1] = 0.0          # no event
+    extra[:, p + wcol] = -w[rows]  # negated weight: subtracted from the risk sets
+    return np.vstack([block, extra]), a.X.sum(axis=0)
 
 
 def dist_baseline(problem: DistCoxProblem, coef: np.ndarray, ties: str) -> BaselineHazard:
@@ -610,19 +652,23 @@ class CoxPH(_SerialCoxPH):
                          timefix=timefix)
         self.comm = comm
 
-    def fit(self, X, time, event, strata=None, weights=None, offset=None, *,
-            feature_names=None, progress: bool | None = False) -> CoxPH:
+    def fit(self, X, time, event, strata=None, weights=None, offset=None, *, entry=None,
+            feature_names=None, progress: bool | None = False, robust=None,
+            cluster=None) -> CoxPH:
         """Fit the model on the rows of every rank; return ``self``. Collective.
 
         Parameters
         ----------
-        X, time, event, strata, weights, offset, feature_names
+        X, time, event, strata, weights, offset, entry, feature_names
             As in :meth:`graphpar.CoxPH.fit`, for the rows this rank holds (a
             rank may hold none; the ranks' rows in rank order are the data
             set, and error messages number the rows so). The optional arrays
             are given on every rank or on none.
         progress : bool or None, default False
             As in :meth:`graphpar.CoxPH.fit`; only rank 0 reports.
+        robust, cluster
+            Not available in the distributed fit yet (a ValueError says so):
+            fit :class:`graphpar.CoxPH` serially for the robust variance.
 
         Returns
         -------
@@ -643,6 +689,13 @@ class CoxPH(_SerialCoxPH):
         """
         comm = get_comm(self.comm)
         run_collectively(self._check_params, comm)
+
+        def no_robust():
+            if robust or cluster is not None:
+                raise ValueError("graphpar.mpi.CoxPH has no robust variance yet (robust=, "
+                                 "cluster=): fit graphpar.CoxPH serially for it")
+
+        run_collectively(no_robust, comm)
         params = (self.ties, float(self.penalizer), float(self.tol), int(self.max_iter),
                   bool(self.timefix))
         every = comm.allgather(params)
@@ -658,7 +711,7 @@ class CoxPH(_SerialCoxPH):
         start = perf_counter()
         problem = distribute_cox(X, time, event, strata, weights, offset, ties=self.ties,
                                  timefix=bool(self.timefix), feature_names=feature_names,
-                                 comm=comm)
+                                 entry=entry, comm=comm)
         setup = perf_counter() - start
         # not run_collectively: every decision of the Newton loop is taken on values
         # identical on every rank, so an error (collinear covariates) is raised everywhere

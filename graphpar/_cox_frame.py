@@ -1,0 +1,419 @@
+"""DataFrames, categorical covariates and formulas for :class:`graphpar.CoxPH`.
+
+``CoxPH().fit(df, duration_col=..., event_col=...)`` takes a pandas DataFrame
+with lifelines' keyword names; this module turns it into the arrays of the
+array fit and remembers how (a :class:`Design`), so that the ``predict_*``
+methods encode new rows the same way. pandas is never imported here: a
+DataFrame is recognised by its attributes, so pandas stays an optional extra.
+
+Encoding, as R's ``model.matrix`` and patsy do it:
+
+- a numeric or boolean column is one covariate (booleans as 0/1);
+- a string (object) column, a pandas ``Categorical``, a column named in
+  ``categorical=[...]`` or written ``C(x)`` in a formula is a factor: one 0/1
+  column per level other than the reference level, named ``x[T.level]``.
+  The levels are the distinct values present, sorted (a ``Categorical`` keeps
+  its category order); the reference is the first;
+- a formula (``"age + C(race) + age:sex"``) picks the terms: ``+`` between
+  terms, ``:`` for an interaction (the product of its factors' columns),
+  ``a*b`` for ``a + b + a:b``. Terms are ordered by degree, as R orders them.
+  As in R, a factor in an interaction is coded against its reference level
+  when the interaction without it is also a term (so ``age:C(race)`` next to
+  ``age``), and with one column per level (``race[black]``) otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["Design", "is_frame", "parse_formula", "frame_fit_arguments", "strata_labels"]
+
+_NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
+_FACTOR = re.compile(rf"^(?:C\(\s*({_NAME})\s*\)|({_NAME})|`([^`]+)`)$")
+
+
+def is_frame(obj) -> bool:
+    """True for a pandas DataFrame (or anything shaped like one), without importing pandas.
+
+    Examples
+    --------
+    >>> is_frame([[1.0]])
+    False
+    """
+    return all(hasattr(obj, a) for a in ("columns", "to_numpy", "dtypes", "iloc"))
+
+
+def parse_formula(formula: str) -> list[tuple[tuple[str, bool], ...]]:
+    """Split a formula into terms: each a tuple of ``(column, marked categorical)`` factors.
+
+    Supports ``+`` between terms, ``:`` (interaction), ``*`` (``a*b`` is
+    ``a + b + a:b``), ``C(x)`` (treat ``x`` as categorical) and backquoted
+    column names; a left-hand side (``~``) is refused. Duplicate terms are
+    dropped; terms keep their order within a degree, lower degrees first.
+
+    Examples
+    --------
+    >>> parse_formula("age + C(race) + age:sex")
+    [(('age', False),), (('race', True),), (('age', False), ('sex', False))]
+    >>> parse_formula("a*b")
+    [(('a', False),), (('b', False),), (('a', False), ('b', False))]
+    >>> parse_formula("age + log(x)")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: formula 'age + log(x)': cannot read 'log(x)'; write column names, ...
+    """
+    if not isinstance(formula, str):
+        raise TypeError(f"formula must be a string like 'age + C(race)', got {formula!r}")
+    if "~" in formula:
+        raise ValueError(f"formula {formula!r}: give the right-hand side only (no '~'); the "
+                         "duration and event are duration_col= and event_col=")
+    terms: list[tuple[tuple[str, bool], ...]] = []
+    for chunk in formula.split("+"):
+        chunk = chunk.strip()
+        if not chunk:
+            raise ValueError(f"formula {formula!r}: an empty term (a '+' with nothing beside it)")
+        stars = [s.strip() for s in chunk.split("*")]
+        groups = [[_factor(f, formula) for f in s.split(":")] for s in stars]
+        if len(groups) == 1:
+            expanded = [tuple(groups[0])]
+        else:  # a*b*c: every nonempty subset of the starred parts, as R expands it
+            expanded = []
+            for mask in range(1, 1 << len(groups)):
+                expanded.append(tuple(f for k, g in enumerate(groups) if mask >> k & 1
+                                      for f in g))
+        terms.extend(expanded)
+    out: list[tuple[tuple[str, bool], ...]] = []
+    seen: set[frozenset[str]] = set()
+    for term in terms:
+        key = frozenset(name for name, _ in term)
+        if len(key) != len(term):
+            raise ValueError(f"formula {formula!r}: a column appears twice in one interaction")
+        if key not in seen:
+            seen.add(key)
+            out.append(term)
+    return sorted(out, key=len)
+
+
+def _factor(text: str, formula: str) -> tuple[str, bool]:
+    m = _FACTOR.match(text.strip())
+    if m is None:
+        raise ValueError(
+            f"formula {formula!r}: cannot read {text.strip()!r}; write column names, C(name) "
+            "for a categorical column, a:b for an interaction and + between terms")
+    if m.group(1):
+        return m.group(1), True
+    return (m.group(2) or m.group(3)), False
+
+
+def _is_categorical_dtype(dtype) -> bool:
+    return str(dtype) == "category"
+
+
+def _is_text_dtype(dtype) -> bool:
+    return getattr(dtype, "kind", "") in "OSU" or str(dtype).startswith("string")
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype == object:
+        return np.array([v is None or (isinstance(v, float) and v != v) or
+                         type(v).__name__ in ("NAType", "NaTType") for v in values], dtype=bool)
+    return np.zeros(values.shape, dtype=bool)
+
+
+class _Factor:
+    """One column of the frame: numeric (``levels is None``) or categorical (its levels)."""
+
+    def __init__(self, name: str, levels: list | None) -> None:
+        self.name = name
+        self.levels = levels
+
+    @classmethod
+    def learn(cls, df, name: str, categorical: bool) -> _Factor:
+        col = df[name]
+        dtype = col.dtype
+        if _is_categorical_dtype(dtype):
+            values = np.asarray(col.astype(object).to_numpy())
+            _refuse_missing(values, name)
+            present = set(values.tolist())
+            levels = [lv for lv in col.cat.categories.tolist() if lv in present]
+            return cls(name, levels)
+        if categorical or _is_text_dtype(dtype):
+            values = np.asarray(col.to_numpy(), dtype=object)
+            _refuse_missing(values, name)
+            try:
+                levels = sorted(set(values.tolist()))
+            except TypeError:
+                kinds = sorted({type(v).__name__ for v in values.tolist()})
+                raise TypeError(f"column {name!r} mixes values of types {', '.join(kinds)}: a "
+                                "categorical column needs one kind of label") from None
+            return cls(name, levels)
+        if dtype.kind not in "biuf":
+            raise TypeError(f"column {name!r} has dtype {dtype}: covariates must be numbers, "
+                            "booleans, strings or categories")
+        return cls(name, None)
+
+    def values(self, df, rows: int) -> np.ndarray:
+        """The column's values in ``df``: float64 for a numeric factor, objects otherwise."""
+        if self.name not in df.columns:
+            raise ValueError(f"X has no column {self.name!r} (a covariate of the fit); its "
+                             "columns are " + ", ".join(repr(str(c)) for c in df.columns))
+        col = df[self.name]
+        if self.levels is None:
+            if _is_categorical_dtype(col.dtype) or _is_text_dtype(col.dtype):
+                raise TypeError(f"column {self.name!r} was numeric in the fit but has dtype "
+                                f"{col.dtype} here")
+            return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan)
+                              if hasattr(col, "to_numpy") else col, dtype=np.float64)
+        values = np.asarray(col.astype(object).to_numpy(), dtype=object)
+        _refuse_missing(values, self.name)
+        return values
+
+
+def _refuse_missing(values: np.ndarray, name: str) -> None:
+    miss = _missing(values)
+    if miss.any():
+        i = int(np.argmax(miss))
+        raise ValueError(f"column {name!r} has a missing value at row {i}: categorical "
+                         "covariates must have a label in every row (drop or fill the row)")
+
+
+class Design:
+    """How a DataFrame becomes the covariate matrix: factors, terms and column names.
+
+    Built once at the fit by :meth:`learn`; :meth:`matrix` encodes any frame
+    with the fit's levels (a label the fit did not see is an error naming the
+    column, the label and the row).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [50, 60, 70], "race": ["white", "black", "asian"]})
+    >>> d = Design.learn(df, ["age", "race"])
+    >>> d.names
+    ['age', 'race[T.black]', 'race[T.white]']
+    >>> d.matrix(df[1:]).tolist()
+    [[60.0, 1.0, 0.0], [70.0, 0.0, 0.0]]
+    """
+
+    def __init__(self, factors: dict[str, _Factor],
+                 terms: list[tuple[tuple[str, bool], ...]], coding: list[tuple[bool, ...]],
+                 names: list[str]) -> None:
+        self.factors = factors
+        self.terms = terms
+        self.coding = coding  # per term and factor: True = against the reference level
+        self.names = names
+
+    @classmethod
+    def learn(cls, df, columns: Sequence[str] | None = None, *, formula: str | None = None,
+              categorical: Sequence[str] = ()) -> Design:
+        """The design of ``df``: every column in ``columns``, or the terms of ``formula``."""
+        if formula is not None:
+            terms = parse_formula(formula)
+        else:
+            terms = [((str(c), False),) for c in (columns or [])]
+        if not terms:
+            raise ValueError("no covariate columns left to fit")
+        cats = {str(c) for c in categorical}
+        known = {str(c) for c in df.columns}
+        factors: dict[str, _Factor] = {}
+        marked = {name for term in terms for name, mark in term if mark}
+        for term in terms:
+            for name, _ in term:
+                if name not in known:
+                    raise ValueError(f"no column {name!r} in the DataFrame"
+                                     + (f" (formula {formula!r})" if formula else "")
+                                     + "; its columns are "
+                                     + ", ".join(repr(str(c)) for c in df.columns))
+                if name not in factors:
+                    factors[name] = _Factor.learn(df, name, name in cats or name in marked)
+        keys = {frozenset(n for n, _ in t) for t in terms}
+        coding = []
+        names: list[str] = []
+        for term in terms:
+            flags = tuple(len(term) == 1 or frozenset(n for n, _ in term if n != name) in keys
+                          for name, _ in term)
+            coding.append(flags)
+            names.extend(cls._term_names(factors, term, flags))
+        for name in cats - set(factors):
+            if name not in known:
+                raise ValueError(f"categorical names {name!r}, which is not a column")
+        return cls(factors, terms, coding, names)
+
+    @staticmethod
+    def _columns(f: _Factor, contrast: bool) -> list[tuple[str, object]]:
+        if f.levels is None:
+            return [(f.name, None)]
+        levels = f.levels[1:] if contrast else f.levels
+        tag = "T." if contrast else ""
+        return [(f"{f.name}[{tag}{lv}]", lv) for lv in levels]
+
+    @classmethod
+    def _term_names(cls, factors, term, flags) -> list[str]:
+        parts = [cls._columns(factors[n], c) for (n, _), c in zip(term, flags, strict=True)]
+        names = [""]
+        for cols in parts:  # the first factor varies fastest, as in R's model.matrix
+            names = [(f"{prev}:{nm}" if prev else nm) for nm, _ in cols for prev in names]
+        return names
+
+    def matrix(self, df) -> np.ndarray:
+        """Encode the rows of ``df`` as the float64 covariate matrix of the fit."""
+        n = len(df)
+        cache: dict[str, np.ndarray] = {}
+        blocks = []
+        for term, flags in zip(self.terms, self.coding, strict=True):
+            cols = [np.ones(n)]
+            for (name, _), contrast in zip(term, flags, strict=True):
+                f = self.factors[name]
+                if name not in cache:
+                    cache[name] = f.values(df, n)
+                v = cache[name]
+                if f.levels is None:
+                    parts = [v]
+                else:
+                    self._check_levels(f, v)
+                    parts = [(v == lv).astype(np.float64)
+                             for _, lv in self._columns(f, contrast)]
+                cols = [a * b for b in parts for a in cols]
+            blocks.extend(cols)
+        return np.column_stack(blocks) if blocks else np.empty((n, 0))
+
+    @staticmethod
+    def _check_levels(f: _Factor, values: np.ndarray) -> None:
+        known = set(f.levels)
+        for i, v in enumerate(values.tolist()):
+            if v not in known:
+                raise ValueError(f"column {f.name!r} has label {v!r} at row {i}, which the fit "
+                                 "did not see (its levels are "
+                                 + ", ".join(repr(x) for x in f.levels) + ")")
+
+
+def strata_labels(df, columns: list[str]) -> np.ndarray:
+    """One stratum label per row: the column's values, or ``"a=1, b=x"`` for several columns.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> strata_labels(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}), ["a", "b"]).tolist()
+    ['a=1, b=x', 'a=2, b=y']
+    """
+    for c in columns:
+        if c not in df.columns:
+            raise ValueError(f"strata names {c!r}, which is not a column; the columns are "
+                             + ", ".join(repr(str(x)) for x in df.columns))
+    if len(columns) == 1:
+        col = df[columns[0]]
+        if _is_categorical_dtype(col.dtype):
+            col = col.astype(object)
+        return np.asarray(col.to_numpy())
+    parts = [np.asarray(df[c].astype(object).to_numpy()) for c in columns]
+    return np.array([", ".join(f"{c}={v}" for c, v in zip(columns, row, strict=True))
+                     for row in zip(*parts, strict=True)], dtype=object)
+
+
+def _strata_columns(strata, df) -> list[str] | None:
+    """The strata argument as column names, or None when it is an array of labels."""
+    if strata is None:
+        return None
+    if isinstance(strata, str):
+        return [strata]
+    if isinstance(strata, (list, tuple)) and strata and all(isinstance(s, str) for s in strata):
+        known = {str(c) for c in df.columns}
+        if len(strata) != len(df) or all(s in known for s in strata):
+            return list(strata)
+    return None
+
+
+def _column(df, name, role: str) -> np.ndarray:
+    if not isinstance(name, str):
+        raise TypeError(f"{role} must be a column name (a string), got {name!r}")
+    if name not in df.columns:
+        raise ValueError(f"{role}={name!r} is not a column; the columns are "
+                         + ", ".join(repr(str(c)) for c in df.columns))
+    return df[name]
+
+
+def frame_fit_arguments(df, *, duration_col=None, event_col=None, entry_col=None,
+                        strata=None, weights_col=None, cluster_col=None, offset=None,
+                        formula: str | None = None, categorical: Sequence[str] | None = None,
+                        time=None, event=None, weights=None):
+    """Turn a DataFrame fit into array arguments: ``(kwargs, design, strata columns)``.
+
+    ``kwargs`` holds ``X``, ``time``, ``event``, ``strata``, ``weights``,
+    ``offset``, ``feature_names`` and, when their columns are named,
+    ``entry`` and ``cluster``. ``time``/``event``/``weights`` given as arrays
+    (the array fit's arguments beside a DataFrame ``X``) are kept; a column
+    name passed positionally is refused with the keyword call to write instead.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"week": [5, 3, 9], "arrest": [1, 0, 1], "age": [20, 30, 25]})
+    >>> kw, design, _ = frame_fit_arguments(df, duration_col="week", event_col="arrest")
+    >>> kw["feature_names"], kw["X"].shape
+    (['age'], (3, 1))
+    """
+    if isinstance(time, str) or isinstance(event, str):
+        shown = ", ".join(repr(a) for a in (time, event) if a is not None)
+        want = ", ".join(f"{k}={v!r}" for k, v in (("duration_col", time), ("event_col", event))
+                         if isinstance(v, str))
+        raise TypeError(f"fit(df, {shown}): with a DataFrame name the columns by keyword: "
+                        f"fit(df, {want})")
+    if isinstance(weights, str):
+        raise TypeError(f"fit(df, ..., weights={weights!r}): name a weight column with "
+                        f"weights_col={weights!r}")
+    if duration_col is None and time is None:
+        raise TypeError("fit(df): name the duration and event columns: fit(df, "
+                        "duration_col='...', event_col='...'); the columns are "
+                        + ", ".join(repr(str(c)) for c in df.columns))
+    if duration_col is not None and time is not None:
+        raise TypeError("give the follow-up times once: duration_col= (a column) or time= "
+                        "(an array), not both")
+    if (event_col is None) == (event is None):
+        raise TypeError("name the event column once: fit(df, duration_col=..., "
+                        "event_col='...')" if event is None else
+                        "give the events once: event_col= (a column) or event (an array)")
+    if weights_col is not None and weights is not None:
+        raise TypeError("give the weights once: weights_col= (a column) or weights= (an array)")
+    used: list[str] = []
+    out: dict = {}
+    for key, name, role in (("time", duration_col, "duration_col"),
+                            ("event", event_col, "event_col"),
+                            ("entry", entry_col, "entry_col"),
+                            ("weights", weights_col, "weights_col"),
+                            ("cluster", cluster_col, "cluster_col")):
+        if name is not None:
+            col = _column(df, name, role)
+            out[key] = col.to_numpy()
+            used.append(name)
+    if time is not None:
+        out["time"] = time
+    if event is not None:
+        out["event"] = event
+    if weights is not None:
+        out["weights"] = weights
+    out["offset"] = offset
+    if isinstance(offset, str):
+        out["offset"] = _column(df, offset, "offset").to_numpy()
+        used.append(offset)
+    scols = _strata_columns(strata, df)
+    if scols is not None:
+        out["strata"] = strata_labels(df, scols)
+        used.extend(scols)
+    else:
+        out["strata"] = strata
+    if categorical is not None and isinstance(categorical, str):
+        categorical = [categorical]
+    if formula is not None:
+        design = Design.learn(df, formula=formula, categorical=categorical or ())
+    else:
+        skip = set(used)
+        covs = [str(c) for c in df.columns if str(c) not in skip]
+        design = Design.learn(df, covs, categorical=categorical or ())
+    out["X"] = design.matrix(df)
+    out["feature_names"] = list(design.names)
+    return out, design, scols
