@@ -2,10 +2,12 @@
 or the user's own graph, features, labels and split.
 
 Serially the model trains with :func:`graphpar.train_gcn`. Under ``mpiexec``
-every rank loads the data (Planetoid graphs are small; rank 0 first, so that it
-alone downloads; ``--graph`` data is read by every rank), the vertices are
-partitioned with ``--partition`` (``metis`` by default when ``pymetis`` is
-installed, else ``block``) and the model trains with
+with ``--dataset`` every rank loads the data (Planetoid graphs are small; rank 0
+first, so that it alone downloads), the vertices are partitioned with
+``--partition`` (``metis`` by default when ``pymetis`` is installed, else
+``block``); with ``--graph`` each rank reads only its vertex range of the graph
+and its rows of the ``.npy`` features and labels (:func:`load_user_rows`;
+``--partition`` block or edge, default edge). The model trains with
 :func:`graphpar.mpi.train_gcn`; rank 0 prints the serial report plus the
 partition, the halo of one feature column and the bytes sent per epoch, and
 writes the output files (``--save-model``, ``--output``, ``--history``, ``--plot``),
@@ -80,7 +82,8 @@ def register(sub) -> None:
         "--partition", default=None, choices=METHODS,
         help="under mpiexec: how vertices are split across ranks (default: "
         f"${ENV_PARTITION}, else metis when pymetis is installed, else block; metis and "
-        "hypergraph need graphpar[partition])",
+        "hypergraph need graphpar[partition]). With --graph each rank reads its own "
+        "vertex range: block or edge (default edge)",
     )
     p.add_argument("--save-model", metavar="FILE",
                    help="write the trained model (weights and configuration) to FILE, an "
@@ -379,10 +382,95 @@ def load_user_data(args) -> UserData:
     return UserData(g, X, y, masks)
 
 
-def _load_data(args, ctx):
+class UserRows:
+    """This rank's share of the user's data under MPI (what ``--graph`` reads there): its
+    rows of the graph (a :class:`graphpar.mpi.DistGraph`), the features, labels and masks."""
+
+    def __init__(self, graph, features, labels, masks: dict):
+        self.graph = graph
+        self.features = features
+        self.labels = labels
+        self.masks = tuple(masks[k] for k in ("train", "val", "test"))
+
+
+# --graph under mpiexec: each rank reads its contiguous vertex range, so only the
+# partitions into ranges apply
+ROW_PARTITIONS = ("block", "edge")
+
+
+def rows_partition_method(args) -> str:
+    """The partition of ``--graph`` under MPI: ``--partition`` (block or edge), else
+    ``$GRAPHPAR_PARTITION`` when it names one of those, else ``edge``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> rows_partition_method(argparse.Namespace(partition=None))
+    'edge'
+    """
+    method = getattr(args, "partition", None)
+    if method is None:
+        env = os.environ.get(ENV_PARTITION, "").strip()
+        return env if env in ROW_PARTITIONS else "edge"
+    if method not in ROW_PARTITIONS:
+        raise ValueError(f"--partition {method} needs the whole graph on one rank; with --graph "
+                         f"under mpiexec each rank reads its own vertex range: use "
+                         f"{' or '.join(ROW_PARTITIONS)}")
+    return method
+
+
+def load_user_rows(args, ctx, method: str) -> UserRows:
+    """Read this rank's rows of ``--graph``, ``--features``, ``--labels`` and ``--split``.
+    Collective; no rank reads the whole graph or the whole ``.npy`` features.
+
+    The graph is read in parallel (:func:`graphpar.mpi.read_graph`), in equal vertex
+    blocks, then with ``method="edge"`` moved to ranges of equal edges; each rank then
+    reads its rows of the ``.npy`` features and labels
+    (:func:`graphpar.mpi.features.read_rows`). Features in a scipy sparse ``.npz`` and
+    the split are read whole by every rank, which keeps its rows.
+
+    Examples
+    --------
+    >>> rows = load_user_rows(args, ctx, "edge")  # under mpiexec  # doctest: +SKIP
+    """
+    import numpy as np
+
+    from graphpar.mpi import read_graph
+    from graphpar.mpi.features import read_rows
+
+    dg = read_graph(args.graph, directed=False if args.undirected else None,
+                    weights="finite", comm=ctx.comm)
+    if method == "edge":
+        dg = dg.redistribute(dg.edge_balanced_partition())
+    n, lo, hi = dg.gn, dg.lo, dg.hi
+
+    def read():
+        if args.features.endswith(".npz"):
+            X = read_features(args.features, n)[lo:hi]
+        else:
+            X = read_rows(args.features, lo, hi, n, what="features")
+        y = read_rows(args.labels, lo, hi, n, ndim=1, what="labels",
+                      kinds="iu").astype(np.int64)
+        masks = {key: m[lo:hi] for key, m in read_split(args.split, n).items()}
+        for key, mask in masks.items():
+            bad = np.flatnonzero(mask & (y < 0))
+            if bad.size:
+                v = int(bad[0])
+                raise ValueError(f"{args.labels}: vertex {lo + v} has label {int(y[v])} but is "
+                                 f"in '{key}' of {args.split} (every vertex of a split needs a "
+                                 "class >= 0)")
+        return UserRows(dg, X, y, masks)
+
+    return ctx.collectively(read)
+
+
+def _load_data(args, ctx, method: str | None = None):
     """The data on every rank: a Planetoid rank 0 first (and downloads when allowed), then
-    the others; the user's files (``--graph``) on every rank at once."""
+    the others; the user's files (``--graph``) on every rank at once: serially whole, under
+    MPI each rank its rows (:func:`load_user_rows`)."""
     if args.graph is not None:
+        if ctx.mpi:
+            return load_user_rows(args, ctx, method)
         return ctx.collectively(lambda: load_user_data(args))
 
     def load_here(first: bool):
@@ -409,6 +497,10 @@ def _train(args, data, ctx, *, progress: bool, method: str | None = None):
         return train_gcn(data, **options)
     from graphpar.mpi import train_gcn
 
+    if isinstance(data, UserRows):
+        return ctx.collectively(lambda: train_gcn(data.graph, data.features, data.labels,
+                                                  *data.masks, method=method, comm=ctx.comm,
+                                                  **options))
     return ctx.collectively(lambda: train_gcn(data, method=method, comm=ctx.comm, **options))
 
 
@@ -446,7 +538,13 @@ def write_outputs(args, data, res, ctx) -> None:
     model = res.model
     if args.save_model:
         ctx.write(lambda: model.save(args.save_model))
-    if args.output:
+    if args.output and isinstance(data, UserRows):
+        from graphpar.mpi import predict_rows
+
+        local = ctx.collectively(lambda: predict_rows(model, data.graph, data.features))
+        pred = data.graph.gather_vertex_values(local)
+        ctx.write(lambda f: np.save(f, pred), args.output)
+    elif args.output:
         def save_predictions():
             pred = model.predict(data.adjacency, data.features)
             with atomic_write(args.output, "wb") as f:
@@ -472,10 +570,14 @@ def report_fields(args, data, res, threads: int) -> dict:
     >>> report_fields(args, data, res, 2)["test_accuracy"]  # doctest: +SKIP
     0.82
     """
+    if isinstance(data, UserRows):
+        vertices, edges = data.graph.gn, data.graph.gnnz
+    else:
+        vertices, edges = data.adjacency.shape[0], data.adjacency.nnz
     return {
         "dataset": args.dataset or args.graph,
-        "vertices": int(data.adjacency.shape[0]),
-        "stored_edges": int(data.adjacency.nnz),
+        "vertices": int(vertices),
+        "stored_edges": int(edges),
         "features": int(data.features.shape[1]),
         "classes": res.model.n_classes_,
         "train_accuracy": res.train_accuracy,
@@ -545,8 +647,11 @@ def _fmt(b: float) -> str:
 def run(args, ctx) -> int:
     """Run ``graphpar gcn`` in the context ``ctx`` (serial or one MPI rank); return 0."""
     ctx.collectively(lambda: check_args(args))
-    method = ctx.collectively(lambda: partition_method(args)) if ctx.mpi else None
-    data, load_s = ctx.timed(lambda: _load_data(args, ctx))
+    method = None
+    if ctx.mpi:
+        choose = rows_partition_method if args.graph is not None else partition_method
+        method = ctx.collectively(lambda: choose(args))
+    data, load_s = ctx.timed(lambda: _load_data(args, ctx, method))
     if not ctx.as_json:
         ctx.print(f"loaded {args.dataset or args.graph} in {load_s:.2f} s")
     res = _train(args, data, ctx, progress=_shows_progress(args, ctx), method=method)

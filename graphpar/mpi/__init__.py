@@ -17,7 +17,9 @@ Importing this package does not import mpi4py; the modules behind these names do
   ``mpi`` field of its :class:`graphpar.SSSPStats`).
 - :func:`train_gcn` (:func:`graphpar.train_gcn` across the ranks; its
   :class:`graphpar.TrainResult` has ``mpi`` a :class:`GCNMPIStats`) and
-  :func:`distribute_operator` (a :class:`DistOperator`: ``A @ H`` with a halo exchange).
+  :func:`distribute_operator` (a :class:`DistOperator`: ``A @ H`` with a halo exchange);
+  :func:`gcn_normalize` (the operator of a :class:`DistGraph`, from its local rows) and
+  :func:`predict_rows`; :mod:`graphpar.mpi.features` reads each rank's rows of an ``.npy``.
 - :class:`CoxPH` (:class:`graphpar.CoxPH` on rows spread across the ranks;
   ``mpi_stats_`` a :class:`CoxMPIStats`) and :func:`distribute_cox`.
 
@@ -49,6 +51,8 @@ _LAZY = {
     "GCNMPIStats": "graphpar.mpi._gcn",
     "DistOperator": "graphpar.mpi._gcn",
     "distribute_operator": "graphpar.mpi._gcn",
+    "gcn_normalize": "graphpar.mpi._gcn",
+    "predict_rows": "graphpar.mpi._gcn",
 }
 
 

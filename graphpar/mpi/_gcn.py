@@ -38,9 +38,11 @@ from graphpar.mpi.halo import (
 )
 from graphpar.mpi.vertex_partitioners import Relabelling, assign, contiguous_relabel
 
-__all__ = ["DistOperator", "GCNMPIStats", "distribute_operator", "train_gcn"]
+__all__ = ["DistOperator", "GCNMPIStats", "distribute_operator", "gcn_normalize", "predict_rows",
+           "train_gcn"]
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_DRAW_BLOCK = 1 << 18  # random numbers drawn at a time for a dropout mask
 
 
 def _spmm(block, H, out):
@@ -328,6 +330,98 @@ def distribute_operator(op, assignment=None, *, method: str = "block", seed: int
     return DistOperator(plan, rows, comm, dtype, relabelling=relabel, symmetric=symmetric)
 
 
+def gcn_normalize(dist_graph, *, self_loops: bool = True, norm: str | None = "sym",
+                  dtype=np.float32, mode: str | None = None,
+                  allgather_threshold: float = ALLGATHER_THRESHOLD) -> DistOperator:
+    """:func:`graphpar.gcn_normalize` of a :class:`~graphpar.mpi.DistGraph`, never gathered.
+
+    Each rank builds its rows of ``D^-1/2 (A+I) D^-1/2`` (or ``D^-1 (A+I)``,
+    or ``A+I``) from its rows of the graph; the scale factors of the columns
+    it does not own arrive over the halo plan of the operator itself (one
+    exchange of one float64 per halo row). The rows keep the graph's
+    partition (contiguous vertex ranges, original numbering), so
+    :meth:`DistOperator.scatter_rows` and :meth:`DistOperator.gather_rows` are
+    plain slices. Every value equals the serial operator's bit for bit.
+    Collective; a negative or non-finite weight raises the same error on every rank.
+
+    Parameters
+    ----------
+    dist_graph : graphpar.mpi.DistGraph
+        The graph, each rank holding its rows (for example from
+        :func:`graphpar.mpi.read_graph`).
+    self_loops, norm, dtype
+        As in :func:`graphpar.gcn_normalize`.
+    mode, allgather_threshold
+        The halo exchange (see :func:`graphpar.mpi.halo.plan_from_global`).
+
+    Returns
+    -------
+    DistOperator
+        This rank's rows; ``relabelling`` is None.
+
+    Examples
+    --------
+    >>> from graphpar.mpi import read_graph
+    >>> dop = gcn_normalize(read_graph("graph.el"))  # under mpiexec  # doctest: +SKIP
+    >>> dop.nloc  # doctest: +SKIP
+    1354
+    """
+    from graphpar._gcn import _float_dtype
+    from graphpar.mpi._graph import DistGraph
+
+    if not isinstance(dist_graph, DistGraph):
+        raise TypeError(f"dist_graph must be a graphpar.mpi.DistGraph, got "
+                        f"{type(dist_graph).__name__}")
+    if norm not in ("sym", "row", None):
+        raise ValueError(f"norm must be 'sym', 'row' or None, got {norm!r}")
+    dtype = _float_dtype(dtype, "dtype")
+    dg = dist_graph
+    comm = dg.comm
+    ln, lo, gn = dg.ln, dg.lo, dg.gn
+    run_collectively(lambda: _check_weights(dg), comm)
+    A = sp.csr_array((dg.weights, dg.indices, dg.indptr), shape=(ln, gn))
+    if self_loops:
+        eye = sp.csr_array((np.ones(ln), (np.arange(ln), np.arange(lo, lo + ln))),
+                           shape=(ln, gn))
+        A = sp.csr_array(A + eye)
+    A.sum_duplicates()
+    A.sort_indices()
+    plan = build_plan(A.indices, dg.partition.offsets, comm, mode=mode,
+                      allgather_threshold=allgather_threshold)
+    data = np.asarray(A.data, dtype=np.float64)
+    if norm is not None:
+        # the serial operator's arithmetic, row by row: the same sums, the same products
+        rows = np.repeat(np.arange(ln), np.diff(A.indptr))
+        deg = np.bincount(rows, weights=data, minlength=ln)
+        scale = np.zeros(ln, dtype=np.float64)
+        pos = deg > 0
+        if norm == "sym":
+            scale[pos] = 1.0 / np.sqrt(deg[pos])
+            ex = HaloExchange(plan, comm, 1, np.float64)
+            ext = ex.new_ext()
+            ex.local_rows(ext)[:, 0] = scale
+            ex.begin(ext)
+            ex.end()
+            data = data * scale[rows] * ext[plan.ext_columns(A.indices), 0]
+        else:
+            scale[pos] = 1.0 / deg[pos]
+            data = data * scale[rows]
+    A = sp.csr_array((data.astype(dtype), A.indices, A.indptr), shape=(ln, gn))
+    return DistOperator(plan, A, comm, dtype, symmetric=False)
+
+
+def _check_weights(dg) -> None:
+    """Refuse a negative or non-finite weight, naming the edge (global ids)."""
+    w = dg.weights
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        k = int(np.argmax(bad))
+        u = dg.lo + int(np.searchsorted(dg.indptr, k, side="right")) - 1
+        what = "negative" if np.isfinite(w[k]) else "non-finite"
+        raise ValueError(f"the graph has a {what} edge weight {w[k]!r} on edge "
+                         f"({u}, {int(dg.indices[k])}); a GCN needs weights >= 0")
+
+
 # ----------------------------------------------------------------------------- training
 @dataclass(frozen=True)
 class GCNMPIStats:
@@ -373,6 +467,41 @@ class GCNMPIStats:
         return self.halo.total_rows
 
 
+def _rows_of_draw(rng, shape: tuple[int, int], rows) -> np.ndarray:
+    """``rng.random(shape)[rows]``, leaving ``rng`` where that draw leaves it.
+
+    For a contiguous ``rows`` (a ``(lo, hi)`` pair, or sorted ids without gaps)
+    only those rows are drawn: a copy of the generator skips the ``lo``
+    rows before them (PCG64 draws one 64-bit word per float64), and ``rng``
+    skips the whole draw. So no rank materialises an ``(n, width)`` draw.
+    """
+    n, width = shape
+    span = _as_range(rows)
+    if span is None or not isinstance(rng.bit_generator, np.random.PCG64):
+        full = rng.random(shape)
+        return full[rows] if span is None else full[span[0]:span[1]]
+    lo, hi = span
+    local = np.random.Generator(np.random.PCG64())
+    local.bit_generator.state = rng.bit_generator.state
+    local.bit_generator.advance(lo * width)
+    out = local.random((hi - lo, width))
+    rng.bit_generator.advance(n * width)
+    return out
+
+
+def _as_range(rows) -> tuple[int, int] | None:
+    """``(lo, hi)`` when ``rows`` is such a pair or the ids ``lo, lo + 1, ..., hi - 1``."""
+    if isinstance(rows, tuple):
+        return rows
+    rows = np.asarray(rows)
+    if rows.size == 0:
+        return (0, 0)
+    lo = int(rows[0])
+    if int(rows[-1]) - lo + 1 == rows.size and (rows.size == 1 or np.all(np.diff(rows) == 1)):
+        return (lo, lo + rows.size)
+    return None
+
+
 class _LocalFeatures:
     """This rank's rows of the features, with the global positions dropout draws index."""
 
@@ -396,14 +525,58 @@ class _LocalFeatures:
             self.rows = rows
             self.shape = self.dense.shape
 
+    @classmethod
+    def from_rows(cls, X, lo: int, n: int, dtype, comm) -> _LocalFeatures:
+        """From the rows ``lo:lo + X.shape[0]`` of an ``(n, f)`` matrix (features as the
+        network sees them) that no rank holds whole. Collective."""
+        self = cls.__new__(cls)
+        self.sparse = sp.issparse(X)
+        if self.sparse:
+            X = sp.csr_array(X)
+            X.sum_duplicates()
+            nnz = int(X.nnz)
+            before = comm.exscan(nnz)
+            before = 0 if comm.Get_rank() == 0 or before is None else int(before)
+            self.global_nnz = int(comm.allreduce(nnz))
+            self.pos = (before, before + nnz)
+            self.indptr = X.indptr.astype(np.int64)
+            self.indices = X.indices
+            self.data = X.data.astype(dtype)
+            self.shape = X.shape
+        else:
+            self.dense = np.ascontiguousarray(X, dtype=dtype)
+            self.global_shape = (n, X.shape[1])
+            self.rows = (lo, lo + X.shape[0])
+            self.shape = self.dense.shape
+        return self
+
     def dropped(self, rng, keep: float, dtype):
         """The dropped-out local features, drawing the serial model's global mask."""
         if self.sparse:
-            mask = rng.random(self.global_nnz)[self.pos] < keep
+            draw = _rows_of_draw(rng, (self.global_nnz, 1), self.pos)[:, 0]
+            mask = draw < keep
             data = (self.data * mask.astype(dtype) / keep).astype(dtype, copy=False)
             return sp.csr_array((data, self.indices, self.indptr), shape=self.shape)
-        mask = rng.random(self.global_shape)[self.rows] < keep
-        return (self.dense * mask / keep).astype(dtype)
+        span = _as_range(self.rows)
+        if span is None or not isinstance(rng.bit_generator, np.random.PCG64):
+            mask = _rows_of_draw(rng, self.global_shape, self.rows) < keep
+            return (self.dense * mask / keep).astype(dtype)
+        # this rank's rows of the serial draw, a block of rows at a time into a reused
+        # buffer: no (rows, f) float64 temporary; the same arithmetic as the serial model
+        n, f = self.global_shape
+        out = getattr(self, "_dropped", None)
+        if out is None:
+            out = self._dropped = np.empty_like(self.dense)
+        local = np.random.Generator(np.random.PCG64())
+        local.bit_generator.state = rng.bit_generator.state
+        local.bit_generator.advance(span[0] * f)
+        step = max(1, _DRAW_BLOCK // max(f, 1))
+        for a in range(0, out.shape[0], step):
+            b = min(a + step, out.shape[0])
+            np.multiply(self.dense[a:b], local.random((b - a, f)) < keep, out=out[a:b])
+            out[a:b] /= keep
+        rng.bit_generator.advance(n * f)
+        return out
 
     def plain(self):
         if self.sparse:
@@ -415,17 +588,18 @@ class _DistLearner:
     """Forward and backward of :class:`graphpar.GCN` on this rank's rows, summed over the
     ranks: the :class:`graphpar._gcn_model.Learner` of :func:`train_gcn`."""
 
-    def __init__(self, model, dop: DistOperator, feats: _LocalFeatures, rows: np.ndarray,
-                 labels: np.ndarray, masks, weight_decay: float):
+    def __init__(self, model, dop: DistOperator, feats: _LocalFeatures, rows,
+                 labels: np.ndarray, masks, totals, weight_decay: float):
         self.model = model
         self.dop = dop
         self.feats = feats
-        self.rows = rows  # original vertex ids of the local rows, in local order
+        # original vertex ids of the local rows, in local order (or a (lo, hi) range)
+        self.rows = rows
         self.n = int(dop.plan.n)
-        self.labels = labels[rows]
         names = ("train", "val", "test")
-        self.masks = {k: mk[rows] for k, mk in zip(names, masks, strict=True)}
-        self.totals = {k: int(mk.sum()) for k, mk in zip(names, masks, strict=True)}
+        self.labels = labels  # this rank's rows
+        self.masks = dict(zip(names, masks, strict=True))  # this rank's rows
+        self.totals = dict(zip(names, totals, strict=True))  # over all ranks
         self.weight_decay = weight_decay
         h = model.weights_[0].shape[1]
         c = model.weights_[1].shape[1]
@@ -466,8 +640,9 @@ class _DistLearner:
         H1 = np.maximum(Z1, 0)
         m2 = None
         if train:
-            full = rng.random((self.n, m.weights_[0].shape[1]))  # the serial model's global draw
-            m2 = ((full[self.rows] < keep) / keep).astype(dt)
+            # this rank's rows of the serial model's global draw
+            draw = _rows_of_draw(rng, (self.n, m.weights_[0].shape[1]), self.rows)
+            m2 = ((draw < keep) / keep).astype(dt)
             H1 = H1 * m2
         S2 = self.dop.local_rows(self.ext2)
         np.matmul(H1, m.weights_[1], out=S2)
@@ -539,8 +714,10 @@ def train_gcn(
 ) -> TrainResult:
     """:func:`graphpar.train_gcn` across MPI ranks: full-batch GCN training. Collective.
 
-    Every rank passes the same inputs (for example each loads the data set).
-    The vertices are partitioned with ``method``; each rank computes its rows
+    Every rank passes the same inputs (for example each loads the data set),
+    or, with a :class:`~graphpar.mpi.DistGraph`, only its own rows of every
+    input (see ``adjacency``), so that no rank holds the whole graph or the
+    whole feature matrix. The vertices are partitioned with ``method``; each rank computes its rows
     of every layer, exchanging halo rows with its neighbours; the weights are
     replicated and their gradients summed with ``Allreduce``, so every rank
     takes the same Adam steps in the serial training loop. The dropout masks
@@ -555,8 +732,16 @@ def train_gcn(
 dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback, progress
         As in :func:`graphpar.train_gcn` (``callback`` runs on every rank, and so does
         ``progress``: pass ``progress=comm.Get_rank() == 0`` for one report).
+        ``adjacency`` may also be a :class:`~graphpar.mpi.DistGraph` (from
+        :func:`graphpar.mpi.read_graph`): then ``features``, ``labels`` and the
+        masks are this rank's rows ``adjacency.lo:adjacency.hi`` (the masks
+        boolean; :func:`graphpar.mpi.features.read_rows` reads them from
+        ``.npy`` files), the operator is built from the local rows
+        (:func:`gcn_normalize`) and the graph's own partition is kept.
     method : {"block", "edge", "random", "metis", "hypergraph"}
-        The partitioner (:mod:`graphpar.mpi.vertex_partitioners`).
+        The partitioner (:mod:`graphpar.mpi.vertex_partitioners`); with a
+        DistGraph, ``"block"`` or ``"edge"``: the name of its partition, for
+        :attr:`GCNMPIStats.method`.
     partition_seed : int
         Seed of the partitioner.
     mode : {"p2p", "allgather"}, optional
@@ -577,22 +762,35 @@ dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
     >>> res.test_accuracy, res.mpi.ranks  # doctest: +SKIP
     (0.81, 4)
     """
-    comm = get_comm(comm)
-    op, X, labels, train_mask, val_mask, test_mask, model = run_collectively(
-        lambda: prepare_training(
-            "graphpar.mpi.train_gcn", adjacency, features, labels, train_mask, val_mask,
-            test_mask, hidden=hidden, epochs=epochs, lr=lr, dropout=dropout,
-            weight_decay=weight_decay, early_stopping=early_stopping,
-            normalize_features=normalize_features, seed=seed, dtype=dtype,
-        ),
-        comm,
-    )
-    dtype = model.dtype
-    dop = distribute_operator(sp.csr_array(op), method=method, seed=partition_seed, comm=comm,
-                              dtype=dtype, mode=mode)
-    rows = dop.relabelling.perm[dop.plan.lo:dop.plan.hi]
-    learner = _DistLearner(model, dop, _LocalFeatures(X, rows, dtype), rows, labels,
-                           (train_mask, val_mask, test_mask), weight_decay)
+    from graphpar.mpi._graph import DistGraph
+
+    if isinstance(adjacency, DistGraph):
+        comm = adjacency.comm if comm is None else comm
+        learner, dop = _rows_learner(
+            adjacency, features, labels, (train_mask, val_mask, test_mask), method=method,
+            hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
+            early_stopping=early_stopping, normalize_features=normalize_features, seed=seed,
+            dtype=dtype, mode=mode, comm=comm,
+        )
+    else:
+        comm = get_comm(comm)
+        op, X, labels, train_mask, val_mask, test_mask, model = run_collectively(
+            lambda: prepare_training(
+                "graphpar.mpi.train_gcn", adjacency, features, labels, train_mask, val_mask,
+                test_mask, hidden=hidden, epochs=epochs, lr=lr, dropout=dropout,
+                weight_decay=weight_decay, early_stopping=early_stopping,
+                normalize_features=normalize_features, seed=seed, dtype=dtype,
+            ),
+            comm,
+        )
+        dop = distribute_operator(sp.csr_array(op), method=method, seed=partition_seed,
+                                  comm=comm, dtype=model.dtype, mode=mode)
+        rows = dop.relabelling.perm[dop.plan.lo:dop.plan.hi]
+        masks = (train_mask, val_mask, test_mask)
+        learner = _DistLearner(model, dop, _LocalFeatures(X, rows, model.dtype), rows,
+                               labels[rows], [mk[rows] for mk in masks],
+                               [int(mk.sum()) for mk in masks], weight_decay)
+    dtype = learner.model.dtype
     comm.Barrier()
     bytes0 = (learner.halo_bytes, learner.allreduce_bytes)
     res = fit_loop(learner, epochs=epochs, lr=lr, early_stopping=early_stopping,
@@ -606,3 +804,138 @@ dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
         halo_bytes_per_epoch=comm.allreduce(halo_epoch), allreduce_bytes_per_epoch=red_epoch,
     )
     return res
+
+
+ROW_METHODS = ("block", "edge")  # the partitions a DistGraph can have: contiguous ranges
+
+
+def _local_masks(masks, ln: int, lo: int):
+    from graphpar._gcn_model import vertex_mask
+
+    out = []
+    for name, mask in zip(("train_mask", "val_mask", "test_mask"), masks, strict=True):
+        if mask is None:
+            out.append(np.zeros(ln, bool))
+        else:
+            out.append(vertex_mask(mask, ln, f"{name} (this rank's rows {lo}:{lo + ln})",
+                                   allow_indices=False))
+    return out
+
+
+def _rows_learner(dg, features, labels, masks, *, method, hidden, epochs, lr, dropout,
+                  weight_decay, early_stopping, normalize_features, seed, dtype, mode, comm):
+    """The :class:`_DistLearner` of :func:`train_gcn` on a DistGraph and this rank's rows."""
+    from graphpar._gcn_model import GCN, _check_training_memory, as_array
+    from graphpar.mpi.features import check_feature_rows, normalize_rows
+
+    rank, lo, hi, ln = comm.Get_rank(), dg.lo, dg.hi, dg.ln
+    where = f"on rank {rank} (its vertices {lo}:{hi})"
+
+    def prepare():
+        if method not in ROW_METHODS:
+            raise ValueError(f"method must be one of {', '.join(ROW_METHODS)} with a DistGraph "
+                             f"(it keeps its own contiguous partition), got {method!r}")
+        if features is None or labels is None or masks[0] is None:
+            raise TypeError("graphpar.mpi.train_gcn needs features, labels and train_mask")
+        model = GCN(hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, bias=False,
+                    weight_decay=weight_decay, early_stopping=early_stopping,
+                    normalize_features=normalize_features, seed=seed, dtype=dtype)
+        X = check_feature_rows(features, lo, "features")
+        if X.shape[0] != ln:
+            raise ValueError(f"features has {X.shape[0]} rows {where}; pass this rank's rows")
+        y = as_array(labels, "labels")
+        if sp.issparse(y) or y.dtype.kind not in "iu":
+            raise ValueError(f"labels must be integers (class 0, 1, ...; -1 for unlabelled "
+                             f"vertices), got {type(y).__name__} of dtype {y.dtype}")
+        if y.shape != (ln,):
+            raise ValueError(f"labels must have shape ({ln},) {where}, got {y.shape}")
+        y = y.astype(np.int64, copy=False)
+        local = _local_masks(masks, ln, lo)
+        for name, mk in zip(("train", "val", "test"), local, strict=True):
+            bad = np.flatnonzero(mk & (y < 0))
+            if bad.size:
+                v = int(bad[0])
+                raise ValueError(f"labels under the {name} mask must be >= 0 (class 0, 1, ...), "
+                                 f"got {int(y[v])} at vertex {lo + v}")
+        if normalize_features:
+            X = normalize_rows(X, model.dtype)
+        elif sp.issparse(X):
+            X = sp.csr_array(X, dtype=model.dtype)
+        else:
+            X = np.asarray(X, dtype=model.dtype)
+        return model, X, y, local
+
+    model, X, y, local = run_collectively(prepare, comm)
+    widths = comm.allgather(int(X.shape[1]))
+    if min(widths) != max(widths):
+        raise ValueError(f"the ranks' features have different widths: {widths}")
+    totals = [int(t) for t in comm.allreduce(np.array([int(m.sum()) for m in local]))]
+    if totals[0] == 0:
+        raise ValueError("train selects no vertices")
+    union = local[0] | local[1] | local[2]
+    top = comm.allreduce(int(y[union].max()) if union.any() else -1, op=MPI.MAX)
+    n_classes = top + 1
+    f = widths[0]
+    run_collectively(lambda: _check_training_memory(model.dtype, model.hidden, ln, f, n_classes),
+                     comm)
+    model.init_weights(f, n_classes)
+    dop = gcn_normalize(dg, dtype=model.dtype, mode=mode)
+    feats = _LocalFeatures.from_rows(X, lo, dg.gn, model.dtype, comm)
+    learner = _DistLearner(model, dop, feats, (lo, hi), y, local, totals, weight_decay)
+    return learner, dop
+
+
+def predict_rows(model, dist_graph, features, *, proba: bool = False) -> np.ndarray:
+    """``model.predict(graph, X)`` for this rank's vertices of a :class:`DistGraph`. Collective.
+
+    Any :class:`graphpar.GCN` (any depth, with or without biases), evaluated
+    without dropout on the operator of :func:`gcn_normalize`; ``features``
+    are this rank's rows of the raw features (scaled here when the model
+    normalises its features).
+
+    Parameters
+    ----------
+    model : graphpar.GCN
+        A fitted model (the same on every rank).
+    dist_graph : graphpar.mpi.DistGraph
+    features : ndarray or scipy sparse, shape (dist_graph.ln, f)
+        This rank's rows.
+    proba : bool, default False
+        Return the class probabilities (``predict_proba``) instead of the classes.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(ln,)`` int64 classes, or ``(ln, n_classes)`` probabilities, for the
+        vertices ``dist_graph.lo:dist_graph.hi``.
+
+    Examples
+    --------
+    >>> pred = predict_rows(res.model, dg, X_rows)  # under mpiexec  # doctest: +SKIP
+    """
+    from graphpar._gcn_model import _softmax_rows
+    from graphpar.mpi.features import check_feature_rows, normalize_rows
+
+    comm = dist_graph.comm
+
+    def prepare():
+        model._check_fitted()
+        X = check_feature_rows(features, dist_graph.lo, "features")
+        if X.shape != (dist_graph.ln, model.n_features_in_):
+            raise ValueError(f"features must have shape ({dist_graph.ln}, "
+                             f"{model.n_features_in_}) on rank {comm.Get_rank()}, got {X.shape}")
+        if model.normalize_features:
+            return normalize_rows(X, model.dtype)
+        return X.astype(model.dtype) if sp.issparse(X) else np.asarray(X, dtype=model.dtype)
+
+    X = run_collectively(prepare, comm)
+    dop = gcn_normalize(dist_graph, dtype=model.dtype)
+    h = X
+    for layer, W in enumerate(model.weights_):
+        if layer:
+            h = np.maximum(h, 0)
+        Z = dop.aggregate(np.ascontiguousarray(h @ W, dtype=model.dtype))
+        if model.biases_ is not None:
+            Z += model.biases_[layer]
+        h = Z
+    return _softmax_rows(h) if proba else h.argmax(axis=1).astype(np.int64)
