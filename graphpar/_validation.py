@@ -542,6 +542,32 @@ def check_cox_strata(strata, n: int, *,
     return labels, codes.astype(np.int64).ravel()
 
 
+def check_cox_entry(entry, time: np.ndarray, *, row0: int = 0) -> np.ndarray | None:
+    """Return the entry (start) times of counting-process rows ``(entry, time]`` as float64.
+
+    ``entry`` must be finite, of ``time``'s length and below ``time`` on every
+    row; negative entries are allowed. None when ``entry`` is None.
+
+    Examples
+    --------
+    >>> check_cox_entry([0, 2.5], np.array([1.0, 4.0]))
+    array([0. , 2.5])
+    >>> check_cox_entry([0, 4.0], np.array([1.0, 4.0]), row0=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: entry must be less than time, got entry 4.0 and time 4.0 at row 8
+    """
+    if entry is None:
+        return None
+    arr = check_cox_vector(entry, "entry", time.shape[0], row0=row0, ref="time")
+    bad = ~(arr < time)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"entry must be less than time, got entry {arr[i]} and time "
+                         f"{time[i]} {_cox_at(i, row0)}")
+    return arr
+
+
 class CoxArrays:
     """The checked arrays of a Cox fit, as :func:`check_cox_arrays` returns them.
 

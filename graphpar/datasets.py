@@ -407,21 +407,22 @@ def _download(files: list[str], dest: Path, sums: dict[str, str], url: str) -> N
             f"verified and is refused. Fetch them yourself from {url} into {dest}, "
             f"or set {ENV_DATA} to a folder holding planetoid/ with them."
         )
+    from graphpar.io import atomic_write
+
     dest.mkdir(parents=True, exist_ok=True)
     for fname in files:
-        target = dest / fname
-        tmp = dest / (fname + ".part")
-        with urllib.request.urlopen(url + fname, timeout=_TIMEOUT) as resp, open(tmp, "wb") as f:
+        h = hashlib.sha256()
+        # atomic: a failed, corrupt or killed download leaves no file behind
+        with urllib.request.urlopen(url + fname, timeout=_TIMEOUT) as resp, \
+                atomic_write(dest / fname, "wb") as f:
             while block := resp.read(1 << 20):
                 f.write(block)
-        digest = _sha256(tmp)
-        if digest != sums[fname]:
-            tmp.unlink()
-            raise ValueError(
-                f"downloaded {fname} from {url} has SHA-256 {digest}, expected "
-                f"{sums[fname]}; the file was discarded"
-            )
-        tmp.replace(target)
+                h.update(block)
+            if h.hexdigest() != sums[fname]:
+                raise ValueError(
+                    f"downloaded {fname} from {url} has SHA-256 {h.hexdigest()}, expected "
+                    f"{sums[fname]}; the file was discarded"
+                )
 
 
 def _locate(name: str, root, download: bool, url: str) -> Path:

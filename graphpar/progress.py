@@ -81,8 +81,9 @@ class Progress:
     the ``with`` block) ends it. A disabled report accepts the same calls and does nothing.
     """
 
-    def __init__(self, bar):
+    def __init__(self, bar, plain: bool = False):
         self._bar = bar
+        self._plain = plain  # whole lines into a log, not a live bar
 
     @property
     def enabled(self) -> bool:
@@ -107,6 +108,8 @@ class Progress:
     def close(self) -> None:
         """End the report (prints the final state)."""
         if self._bar is not None:
+            if self._plain and self._bar.last_print_n == self._bar.n:
+                self._bar.leave = False  # its final state is already a line of the log
             self._bar.close()
             self._bar = None
 
@@ -162,18 +165,34 @@ def progress(total: float | None = None, desc: str = "", *, unit: str = "it",
     options = {"total": total, "desc": desc, "unit": unit, "leave": True,
                "unit_scale": unit == "B", "dynamic_ncols": live}
     if live:
+        columns, lines = _terminal_size(stream)
+        # a fresh pseudo-terminal (a container, `script`, some CI runners) reports 0 x 0,
+        # and tqdm then draws nothing at all: assume 80 x 24 instead
+        if not columns:
+            options.update(ncols=80, dynamic_ncols=False)
+        if not lines:
+            options.update(nrows=24)
         return Progress(tqdm(file=stream, mininterval=0.2, **options))
     emit = LOGGER.info if via_logging else (lambda line: _write_line(stream, line))
     interval = report_interval()
     # delay: work shorter than one interval writes no line at all (no 0% / 100% noise)
     bar = tqdm(file=_LineWriter(emit), mininterval=interval, maxinterval=max(interval, 1.0),
                miniters=1, ncols=80, delay=interval, **options)
-    return Progress(bar)
+    return Progress(bar, plain=True)
 
 
 def _write_line(stream, line: str) -> None:
     stream.write(line + "\n")
     stream.flush()
+
+
+def _terminal_size(stream) -> tuple[int, int]:
+    """``(columns, lines)`` of the terminal behind ``stream``, 0 for what it does not report."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return 0, 0
+    return size.columns, size.lines
 
 
 def _is_terminal(stream) -> bool:

@@ -205,3 +205,55 @@ def test_quiet_turns_progress_off_and_only_rank_0_reports():
     assert loud.shows_progress and not quiet.shows_progress and quiet.as_json
     assert not Context(rank=1, size=2).shows_progress
     assert main(["generate", "grid", "--rows", "2", "--quiet", "-o", "/nonexistent/x.gr"]) == 2
+
+
+def test_sigterm_removes_the_temporary_file_and_says_terminated_once(tmp_path):
+    """What Slurm sends at the time limit: no output, no ``.NAME.*.tmp``, status 143."""
+    import signal
+    import subprocess
+    import time
+
+    from conftest import graphpar_cmd
+
+    out = tmp_path / "big.el"
+    proc = subprocess.Popen(
+        [*graphpar_cmd(), "generate", "uniform", "--n", "2000000", "--m", "20000000",
+         "--quiet", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:  # until it is writing
+            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".big.el.")]
+            if tmp and tmp[0].stat().st_size > 0:
+                break
+            time.sleep(0.05)
+        if proc.poll() is not None:
+            pytest.skip("the write finished before it could be terminated")
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert stderr.strip() == "graphpar: terminated"
+    assert list(tmp_path.iterdir()) == []  # neither the target nor a temporary file
+
+
+def test_sigterm_in_process_is_one_line_and_status_143(monkeypatch, capsys):
+    import os
+    import signal
+
+    import graphpar.cli.sssp as cli_sssp
+
+    def killed(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the run")
+
+    monkeypatch.setattr(cli_sssp, "run", killed)
+    monkeypatch.setattr(cli_sssp, "_load", killed)
+    status = main(["sssp", "--generate", "grid:3", "--quiet"])
+    assert status == 143
+    assert capsys.readouterr().err.strip() == "graphpar: terminated"
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handler is put back

@@ -293,3 +293,96 @@ def test_several_sources_under_mpi(tmp_path, ranks):
     stats = json.loads(proc.stdout)
     assert stats["sources"] == 3 and stats["verified"] is True and stats["ranks"] == ranks
     _check_npz(out, graphpar.generate.grid_road(10, 7, seed=0).to_scipy(), np.array([3, 0, 69]))
+
+
+def _labelled_csv(tmp_path):
+    """A directed CSV edge list with string ids (dyadic weights: sums are exact) and the
+    same graph in networkx."""
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(5)
+    names = [f"city {i}" if i % 3 else f"c,{i}" for i in rng.permutation(30)]  # quoted too
+    G = nx.DiGraph()
+    lines = ["from,to,km"]
+    for _ in range(120):
+        u, v = rng.choice(30, size=2, replace=False)
+        if G.has_edge(names[u], names[v]):
+            continue
+        w = float(rng.integers(1, 64)) / 4
+        G.add_edge(names[u], names[v], weight=w)
+        lines.append(f'"{names[u]}","{names[v]}",{w}')
+    path = tmp_path / "roads.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, G, list(G.nodes)
+
+
+def _check_csv_rows(out, G, sources):
+    import csv
+
+    nx = pytest.importorskip("networkx")
+    with open(out, newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["source", "target", "distance", "predecessor"]
+    got = {}
+    for s, t, d, p in rows[1:]:
+        got.setdefault(s, {})[t] = (float(d), p)
+    assert list(got) == list(dict.fromkeys(sources))
+    for s in sources:
+        ref = nx.single_source_dijkstra_path_length(G, s)
+        assert {t: d for t, (d, _) in got[s].items()} == ref  # by label, every vertex reached
+        for t, (d, p) in got[s].items():
+            if t == s:
+                assert p == "" and d == 0
+            else:  # a tight tree edge (ties may pick another predecessor than networkx)
+                assert got[s][p][0] + G[p][t]["weight"] == d
+
+
+def test_labelled_graph_csv_output_matches_networkx_by_label(tmp_path):
+    path, G, nodes = _labelled_csv(tmp_path)
+    sources = [nodes[4], nodes[0]]
+    out = tmp_path / "paths.csv"
+    res = run_cli(path, "--source", ",".join(s for s in sources if "," not in s) or nodes[1],
+                  "--output", out)
+    assert res.returncode == 0, res.stderr
+    picked = [s for s in sources if "," not in s] or [nodes[1]]
+    _check_csv_rows(out, G, picked)
+    # --sources FILE by label (a label with a comma is fine there), and a CSV again
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# from\n" + "\n".join(sources) + "\n")
+    res = run_cli(path, "--sources", ids, "--output", out)
+    assert res.returncode == 0, res.stderr
+    _check_csv_rows(out, G, sources)
+
+
+def test_labelled_graph_npz_has_labels_and_sources_file_errors_name_the_line(tmp_path):
+    path, G, nodes = _labelled_csv(tmp_path)
+    ids = tmp_path / "ids.txt"
+    ids.write_text(f"{nodes[2]}\n{nodes[7]}\n")
+    out = tmp_path / "paths.npz"
+    res = run_cli(path, "--sources", ids, "--output", out)
+    assert res.returncode == 0, res.stderr
+    nx = pytest.importorskip("networkx")
+    with np.load(out) as z:  # no pickle needed
+        labels, dist, src = z["labels"], z["distances"], z["sources"]
+    assert sorted(labels.tolist()) == sorted(G.nodes)
+    for row, s in zip(dist, src, strict=True):
+        ref = nx.single_source_dijkstra_path_length(G, str(labels[s]))
+        assert {str(labels[v]): row[v] for v in np.flatnonzero(np.isfinite(row))} == ref
+    assert [str(labels[s]) for s in src] == [nodes[2], nodes[7]]
+    ids.write_text(f"{nodes[2]}\n\n# next\nAtlantis\n")
+    res = run_cli(path, "--sources", ids)
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and f"{ids}, line 4:" in res.stderr
+    assert "Atlantis" in res.stderr
+    # an unlabelled graph: numbers, a bad one named by line; CSV output by number
+    ids.write_text("0\n99\n")
+    res = run_cli("--generate", "grid:3", "--sources", ids)
+    assert res.returncode == 2 and f"{ids}, line 2:" in res.stderr and "99" in res.stderr
+    out = tmp_path / "grid.csv"
+    res = run_cli("--generate", "grid:3", "--source", "4", "--output", out)
+    assert res.returncode == 0, res.stderr
+    A = graphpar.generate.grid_road(3, seed=0).to_scipy()
+    ref = dijkstra(A, indices=4)
+    rows = out.read_text().splitlines()
+    assert rows[0] == "source,target,distance,predecessor" and len(rows) == 10
+    assert {int(r.split(",")[1]): float(r.split(",")[2]) for r in rows[1:]} == dict(
+        enumerate(ref.tolist()))

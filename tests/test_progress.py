@@ -181,3 +181,36 @@ def test_killed_generate_leaves_no_partial_file(tmp_path):
     # a kill cannot clean up: the temporary file is hidden and never under the name
     assert all(p.name.startswith(".big.el.") and p.name.endswith(".tmp")
                for p in tmp_path.iterdir())
+
+
+def test_a_terminal_that_reports_no_size_still_gets_a_bar():
+    """A fresh pseudo-terminal reports 0 x 0; the live bar is then drawn 80 columns wide."""
+    pty = pytest.importorskip("pty")
+    import sys
+
+    code = ("import os, sys\n"
+            "assert os.get_terminal_size(2).columns == 0\n"
+            "from graphpar.progress import progress\n"
+            "with progress(10, 'demo', enabled=True) as bar:\n"
+            "    bar.update(10)\n")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stderr is the new pseudo-terminal, which has no size yet
+        try:
+            os.execv(sys.executable, [sys.executable, "-c", code])
+        finally:
+            os._exit(3)
+    out = b""
+    while True:
+        try:
+            piece = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not piece:
+            break
+        out += piece
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    last = out.decode().replace("\r\n", "\r").split("\r")[-2]  # the final redraw
+    assert last.startswith("demo: 100%|") and "10/10" in last
+    assert len(last) == 80

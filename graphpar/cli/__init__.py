@@ -8,7 +8,9 @@ runs the subcommand with that decision in a ``Context``. Bad input, on the
 command line or in the data (the user errors,
 :data:`graphpar.errors.USER_ERRORS`), is printed as one ``graphpar: error:
 ...`` line with exit status 2; Ctrl-C as ``graphpar: interrupted`` with status
-130; under MPI either ends the whole job, the message printed once.
+130; SIGTERM (a batch system's time limit) as ``graphpar: terminated`` with
+status 143, after removing any half-written output; under MPI each ends the
+whole job, the message printed once.
 """
 
 from __future__ import annotations
@@ -113,17 +115,27 @@ def main(argv: list[str] | None = None) -> int:
     graphpar 0.1.0
     0
     """
-    from graphpar.cli._driver import report_interrupt, run_command
+    from graphpar.cli._driver import (
+        Terminated,
+        report_interrupt,
+        report_terminated,
+        run_command,
+        sigterm_raises,
+    )
     from graphpar.mpi import launched_under_mpi
 
     under_mpi = launched_under_mpi()
-    try:
-        args = _parse_args(build_parser(), argv, under_mpi)
-    except SystemExit as exc:  # usage error (printed as one line), --help, --version
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except KeyboardInterrupt:  # Ctrl-C while starting up
-        return report_interrupt(under_mpi)
-    return run_command(args, under_mpi)
+    # SIGTERM raises, so that atomic writes remove their temporary files on the way out
+    with sigterm_raises():
+        try:
+            args = _parse_args(build_parser(), argv, under_mpi)
+        except SystemExit as exc:  # usage error (printed as one line), --help, --version
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except KeyboardInterrupt:  # Ctrl-C while starting up
+            return report_interrupt(under_mpi)
+        except Terminated:
+            return report_terminated(under_mpi)
+        return run_command(args, under_mpi)
 
 
 def _parse_args(parser: argparse.ArgumentParser, argv, under_mpi: bool):

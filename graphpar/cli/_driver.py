@@ -14,20 +14,27 @@ compile kernels (a cold cache), rank 0 says so once on stderr.
 
 Errors: a user error (:data:`graphpar.errors.USER_ERRORS`) is printed as one
 ``graphpar: error: ...`` line (:func:`graphpar.errors.error_message`) with
-exit status 2; Ctrl-C as ``graphpar: interrupted`` with status 130. Under
+exit status 2; Ctrl-C as ``graphpar: interrupted`` with status 130; SIGTERM
+(what Slurm and PBS send at the time limit, and ``kill``'s default) as
+``graphpar: terminated`` with status 143, after the ``with`` blocks on the way
+out have run (:func:`graphpar.io.atomic_write` removes its temporary file:
+a terminated job leaves no half-written output). Under
 ``mpiexec`` an error must end the whole job, never leave the other ranks
 waiting in a collective: an error that every rank raised alike (a stage run
 through :func:`graphpar.mpi.comm.run_collectively`) is printed by rank 0 alone
 and every rank exits 2; a user error on some ranks only prints its message
 once and aborts the job (``MPI_Abort``, status 2); Ctrl-C prints ``graphpar:
-interrupted`` once and aborts with status 130; anything else is a bug, printed
-with its traceback (status 1).
+interrupted`` once and aborts with status 130, SIGTERM ``graphpar:
+terminated`` with status 143; anything else is a bug, printed with its
+traceback (status 1).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -37,10 +44,57 @@ from graphpar.errors import EXIT_INTERRUPTED, EXIT_USER_ERROR, USER_ERRORS, erro
 
 __all__ = [
     "Context", "add_shared_options", "print_report", "run_command", "report_interrupt",
-    "SHARED_HELP", "INTERRUPTED",
+    "SHARED_HELP", "INTERRUPTED", "TERMINATED", "EXIT_TERMINATED", "Terminated",
+    "sigterm_raises", "report_terminated",
 ]
 
 INTERRUPTED = "graphpar: interrupted"
+TERMINATED = "graphpar: terminated"
+EXIT_TERMINATED = 128 + signal.SIGTERM  # 143, as a shell reports a process SIGTERM ended
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process was (:func:`sigterm_raises`).
+
+    A ``BaseException`` like ``KeyboardInterrupt``, so that no ``except
+    Exception`` swallows it, while every ``with`` block and ``finally`` on the
+    way out runs: :func:`graphpar.io.atomic_write` removes its temporary file.
+    """
+
+
+@contextlib.contextmanager
+def sigterm_raises():
+    """Within the block, SIGTERM raises :class:`Terminated` instead of ending the process.
+
+    A batch system ends a job at its time limit with SIGTERM (Slurm, then
+    SIGKILL after ``KillWait``; PBS likewise); Python's default for it is to
+    die at once, leaving any temporary file behind. The first SIGTERM raises;
+    further ones are ignored, so that the clean-up is not itself cut short.
+    Outside the main thread (where signals cannot be handled) it does nothing.
+
+    Examples
+    --------
+    >>> import os, signal
+    >>> with sigterm_raises():
+    ...     try:
+    ...         os.kill(os.getpid(), signal.SIGTERM)
+    ...     except Terminated:
+    ...         print("cleaned up")
+    cleaned up
+    """
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 # The shared options: one spelling, one type and one help text for every subcommand.
 SHARED_HELP = {
@@ -327,6 +381,8 @@ def run_command(args, under_mpi: bool) -> int:
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         return report_interrupt(False)
+    except Terminated:
+        return report_terminated(False)
     return 0 if status is None else int(status)
 
 
@@ -359,16 +415,32 @@ def report_interrupt(under_mpi: bool) -> int:
     return EXIT_INTERRUPTED
 
 
+def report_terminated(under_mpi: bool) -> int:
+    """Report SIGTERM (:class:`Terminated`) once; return 143.
+
+    Under ``mpiexec`` every rank is ended, the message printed once.
+    """
+    if under_mpi:
+        from graphpar.mpi.comm import abort_job
+
+        abort_job(TERMINATED, EXIT_TERMINATED)
+    sys.unraisablehook = lambda unraisable: None  # as after Ctrl-C: no destructor noise
+    print(TERMINATED, file=sys.stderr)
+    return EXIT_TERMINATED
+
+
 def _run_under_mpi(args) -> int:
     try:
         from graphpar.mpi.comm import abort_job, get_comm
-    except KeyboardInterrupt:  # Ctrl-C while MPI is still loading: no job to abort yet
+    except (KeyboardInterrupt, Terminated) as exc:  # while MPI is still loading: no job yet
         from graphpar.mpi import launcher_rank
 
         sys.unraisablehook = lambda unraisable: None
+        stop = ((INTERRUPTED, EXIT_INTERRUPTED) if isinstance(exc, KeyboardInterrupt)
+                else (TERMINATED, EXIT_TERMINATED))
         if launcher_rank() == 0:
-            print(INTERRUPTED, file=sys.stderr)
-        return EXIT_INTERRUPTED
+            print(stop[0], file=sys.stderr)
+        return stop[1]
 
     rank = 0
     try:
@@ -386,6 +458,8 @@ def _run_under_mpi(args) -> int:
         # mpiexec passes Ctrl-C to every rank; a rank may be waiting in MPI and
         # never see it, so each rank that does ends the job (rank 0 first)
         abort_job(INTERRUPTED, EXIT_INTERRUPTED)
+    except Terminated:  # the launcher passes SIGTERM on to every rank: as Ctrl-C
+        abort_job(TERMINATED, EXIT_TERMINATED)
     except BaseException as exc:  # noqa: BLE001 - any failure must end every rank
         if isinstance(exc, SystemExit) and not exc.code:
             return 0

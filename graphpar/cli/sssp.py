@@ -5,13 +5,18 @@ MTEPS, where the edges counted are the stored (directed) edges leaving the
 reached vertices, each counted once per source, over the time of the
 searches alone (reading the graph and compiling are excluded).
 
-Sources: ``--source 0,5,9``, ``--sources FILE`` (one id per line) or
-``--all-pairs``. One source runs parallel delta-stepping
+Sources: ``--source 0,5,9``, ``--sources FILE`` (one per line) or
+``--all-pairs``; for a labelled graph (a CSV edge list with string ids) the
+sources are given by label. One source runs parallel delta-stepping
 (:func:`graphpar.sssp`); several run as :func:`graphpar.csgraph.dijkstra`
 does (one serial search per thread, or delta-stepping per source when there
 are fewer sources than threads), or with ``--delta`` delta-stepping per
 source. ``--output FILE.npz`` writes ``distances``, ``predecessors`` and
-``sources``; any other name gets the distances alone as ``.npy``
+``sources`` (vertex numbers), and ``labels`` (every vertex's label) when the
+graph has labels; ``--output FILE.csv`` writes one row ``source,target,
+distance,predecessor`` per vertex reached from each source, by label when the
+graph has labels (else by vertex number; the predecessor is empty for the
+source itself); any other name gets the distances alone as ``.npy``
 (shape ``(n,)`` for one source, ``(k, n)`` for several). ``--plot PNG``
 draws the distribution of the distances (:func:`graphpar.plot.distance_histogram`).
 
@@ -38,6 +43,7 @@ EXAMPLES = """examples:
   graphpar sssp road.gr.gz --source 12 --undirected --threads 2 --output dist.npy
   graphpar sssp rome99.gr --source 0,5,9 --output paths.npz --plot hist.png
   graphpar sssp rome99.gr --sources ids.txt --json
+  graphpar sssp roads.csv --source Rome --output from_rome.csv
   graphpar sssp --generate grid:30 --all-pairs --output all.npz
   graphpar sssp --generate kron:20 --source 1 --json
   graphpar sssp --generate grid:1000 --delta 256
@@ -107,10 +113,16 @@ def _is_int(text: str) -> bool:
     return True
 
 
-def read_source_file(path) -> list[int]:
-    """Read ``--sources FILE``: one integer per line (blank lines and ``#`` comments skipped).
+def read_source_file(path, graph=None) -> list[int]:
+    """Read ``--sources FILE``: one source per line (blank lines and ``#`` comments skipped).
 
-    A line that is not an integer raises ``ValueError`` naming the file and line.
+    Without ``graph`` every line must be an integer. With ``graph`` (a
+    :class:`graphpar.Graph`, or the number of vertices) the sources are
+    checked against it as ``--source`` is
+    (:func:`graphpar._validation.vertices_from_text`,
+    :func:`graphpar._validation.check_sources`): labels for a labelled graph,
+    vertex numbers in range otherwise. A bad line raises ``ValueError`` (or
+    ``KeyError`` for an unknown label) naming the file and the line.
 
     Examples
     --------
@@ -119,20 +131,45 @@ def read_source_file(path) -> list[int]:
     >>> _ = open(f, "w").write("# sources\\n3\\n\\n 8\\n")
     >>> read_source_file(f)
     [3, 8]
+    >>> from graphpar import Graph
+    >>> _ = open(f, "w").write("Pisa\\nRome  # the capital\\n")
+    >>> read_source_file(f, Graph.from_edges([0], [1], labels=["Rome", "Pisa"]))
+    [1, 0]
     """
-    out = []
+    from graphpar._validation import check_sources, vertices_from_text
+
+    lines, texts = [], []
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
             text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
+            if text:
+                lines.append(lineno)
+                texts.append(text)
+    if not texts:
+        raise ValueError(f"{path}: no sources in the file")
+    if graph is None:
+        for lineno, text in zip(lines, texts, strict=True):
             if not _is_int(text):
                 raise ValueError(f"{path}, line {lineno}: a source must be one integer "
                                  f"per line, got {text[:40]!r}")
-            out.append(int(text))
-    if not out:
-        raise ValueError(f"{path}: no source ids in the file")
-    return out
+        return [int(t) for t in texts]
+
+    def convert(items):
+        values = vertices_from_text(items, graph, name="a source")
+        return check_sources(np.array(values), graph, name="a source")[0]
+
+    try:
+        return convert(texts).tolist()
+    except (ValueError, KeyError, TypeError):
+        pass
+    from graphpar.errors import error_message
+
+    for lineno, text in zip(lines, texts, strict=True):  # the first bad line, named
+        try:
+            convert([text])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise type(exc)(f"{path}, line {lineno}: {error_message(exc)}") from None
+    raise AssertionError("every line passed alone but not together")  # not reached
 
 
 def generate_size(spec: str) -> tuple[str, int, int, int, int, bool]:
@@ -195,7 +232,7 @@ def _generate(spec: str, seed: int, ctx):
                      what=f"{what} ({n} vertices, {m} edges)")
         where = {}
     make = {"kron": gen.kronecker, "uniform": gen.uniform, "grid": gen.grid_road}[kind]
-    return make(a, b, seed=seed, **where)
+    return make(a, b, seed=seed, progress=ctx.shows_progress, **where)
 
 
 def register(sub) -> None:
@@ -229,7 +266,8 @@ def register(sub) -> None:
                             "labels for a graph with labels (a CSV file with string ids); "
                             "default vertex 0")
     which.add_argument("--sources", metavar="FILE",
-                       help="file of source vertices, one 0-based id per line")
+                       help="file of source vertices, one per line: a 0-based number, or a "
+                            "label for a graph with labels")
     which.add_argument("--all-pairs", action="store_true",
                        help="every vertex is a source (n x n distances)")
     p.add_argument("--delta", type=float, default=None,
@@ -242,9 +280,12 @@ def register(sub) -> None:
     p.add_argument("--plot", metavar="PNG",
                    help="draw the distribution of the distances (needs matplotlib)")
     add_shared_options(p, seed=True, json=True,
-                       output="distances, predecessors and sources (.npz), or the "
+                       output="distances, predecessors and sources (.npz, with the "
+                              "vertices' labels when the graph has them), one "
+                              "source,target,distance,predecessor row per vertex reached "
+                              "(.csv, by label when the graph has labels), or the "
                               "distances alone (float64 .npy)",
-                       output_metavar="OUT.npz|DIST.npy")
+                       output_metavar="OUT.npz|OUT.csv|DIST.npy")
     p.set_defaults(func=run)
 
 
@@ -268,11 +309,11 @@ def _load(args, ctx):
             from graphpar.mpi import read_graph
 
             return read_graph(args.graph_file, args.format, weights="nonnegative",
-                              comm=ctx.comm), str(args.graph_file)
+                              progress=ctx.shows_progress, comm=ctx.comm), str(args.graph_file)
         from graphpar.io import read_graph
 
-        return read_graph(args.graph_file, format=args.format,
-                          weights="nonnegative"), str(args.graph_file)
+        return read_graph(args.graph_file, format=args.format, weights="nonnegative",
+                          progress=ctx.shows_progress), str(args.graph_file)
 
     def load_and_prepare():
         graph, name = ctx.collectively(load)
@@ -327,8 +368,9 @@ def _pick_sources(args, graph, n: int, ctx) -> tuple[np.ndarray, bool]:
         if args.all_pairs:
             return np.arange(n, dtype=np.int64), False
         if args.sources:
-            return check_sources(np.array(read_source_file(args.sources)), n,
-                                 name="--sources")[0], False
+            labelled = not ctx.mpi and graph.labels is not None
+            return np.array(read_source_file(args.sources, graph if labelled else n),
+                            dtype=np.int64), False
         ids = [0] if args.source is None else parse_source_list(
             args.source, None if ctx.mpi else graph)
         if len(ids) == 1:
@@ -436,7 +478,7 @@ def run(args, ctx) -> int:
     if labels is not None:  # from here on vertex numbers (the API would read them as labels)
         graph, searched = graph.with_labels(None), searched.with_labels(None)
     limit = np.inf if args.limit is None else args.limit
-    want_pred = bool(args.output) and str(args.output).lower().endswith(".npz")
+    want_pred = bool(args.output) and str(args.output).lower().endswith((".npz", ".csv"))
     _warm_up(ctx)
     stats = {"graph": name}
     if single or (sources.size == 1 and not ctx.mpi):
@@ -475,7 +517,7 @@ def run(args, ctx) -> int:
         stats.update(_distance_fields(dist, ctx))
         stats.update(time_s=seconds, load_time_s=load_time, mteps=_mteps(traversed, seconds))
     if args.output:
-        _write_output(args.output, dist, pred, sources, single, ctx)
+        _write_output(args.output, dist, pred, sources, single, labels, ctx)
     if args.plot:
         from graphpar.plot import distance_histogram
 
@@ -502,17 +544,82 @@ def _mteps(edges: int, seconds: float) -> float:
     return edges / seconds / 1e6 if seconds > 0 else float("inf")
 
 
-def _write_output(path, dist, pred, sources, single: bool, ctx) -> None:
-    """Rank 0 writes ``path`` atomically: ``.npz`` with distances, predecessors and
-    sources; otherwise the distances alone, as ``.npy``."""
-    if str(path).lower().endswith(".npz"):
+def _write_output(path, dist, pred, sources, single: bool, labels, ctx) -> None:
+    """Rank 0 writes ``path`` atomically: ``.npz`` with distances, predecessors,
+    sources (and labels); ``.csv`` with one row per vertex reached from each source,
+    by label when there are ``labels``; otherwise the distances alone, as ``.npy``."""
+    suffix = str(path).lower()
+    if suffix.endswith(".npz"):
+        extra = {} if labels is None else {"labels": _plain_labels(labels)}
+
         def write(f):
             np.savez(f, distances=dist, predecessors=pred,
-                     sources=np.int64(sources[0]) if single else sources)
+                     sources=np.int64(sources[0]) if single else sources, **extra)
+    elif suffix.endswith(".csv"):
+        ctx.write(lambda f: write_paths_csv(f, dist, pred, sources, labels), path, "w")
+        return
     else:
         def write(f):
             np.save(f, dist)
     ctx.write(write, path)
+
+
+def _plain_labels(labels: np.ndarray) -> np.ndarray:
+    """Labels as an array ``np.load`` reads without pickle (unicode for objects)."""
+    labels = np.asarray(labels)
+    return labels.astype(str) if labels.dtype.kind == "O" else labels
+
+
+def write_paths_csv(f, dist, pred, sources, labels=None) -> None:
+    """Write shortest paths as CSV rows ``source,target,distance,predecessor`` to ``f``.
+
+    One row per vertex reached (finite distance) from each source, in source
+    order then vertex order. Vertices are written as their ``labels`` when
+    given, else as vertex numbers; the predecessor is empty for the source
+    itself (and every predecessor is empty when ``pred`` is None); distances
+    are written exactly (Python's shortest round-trip form).
+
+    Parameters
+    ----------
+    f : text file
+        Open for writing; rows end in ``\n``.
+    dist, pred : ndarray, shape (n,) or (k, n)
+        Distances and predecessors (``pred`` negative for none), or ``pred`` None.
+    sources : array_like of int, shape (k,)
+        The vertex number of each row of ``dist``.
+    labels : ndarray, optional
+        ``labels[v]`` names vertex ``v``.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> write_paths_csv(out, np.array([0.0, 1.5, np.inf]), np.array([-9999, 0, -9999]), [0],
+    ...                 np.array(["Rome", "Pisa", "Bari"]))
+    >>> print(out.getvalue(), end="")
+    source,target,distance,predecessor
+    Rome,Rome,0.0,
+    Rome,Pisa,1.5,Rome
+    """
+    import csv
+
+    dist = np.atleast_2d(dist)
+    pred = None if pred is None else np.atleast_2d(pred)
+    names = None if labels is None else np.asarray(labels).tolist()
+    writer = csv.writer(f, lineterminator="\n")
+    writer.writerow(["source", "target", "distance", "predecessor"])
+    for row, s in enumerate(np.asarray(sources).ravel().tolist()):
+        reached = np.flatnonzero(np.isfinite(dist[row]))
+        targets = reached.tolist()
+        d = dist[row, reached].tolist()
+        p = [-1] * len(targets) if pred is None else pred[row, reached].tolist()
+        if names is not None:
+            s = names[s]
+            targets = [names[t] for t in targets]
+            p = [names[u] if u >= 0 else "" for u in p]
+        else:
+            p = [u if u >= 0 else "" for u in p]
+        writer.writerows(zip([s] * len(targets), targets, d, p, strict=True))
 
 
 def demo(args) -> bool:

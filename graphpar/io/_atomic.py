@@ -28,8 +28,9 @@ def atomic_write(path, mode: str = "wb", **open_kwargs):
     Yields
     ------
     file
-        The open temporary file. If the ``with`` block raises, it is deleted and ``path``
-        is left as it was.
+        The open temporary file; its ``name`` is the temporary file's path (for writers
+        that need a path, such as a memory map). If the ``with`` block raises, it is
+        deleted and ``path`` is left as it was.
 
     Examples
     --------
@@ -50,7 +51,7 @@ def atomic_write(path, mode: str = "wb", **open_kwargs):
     except OSError as exc:  # name the file asked for, not the temporary one
         raise type(exc)(exc.errno, exc.strerror, path) from None
     try:
-        with os.fdopen(fd, mode, **open_kwargs) as f:
+        with open(tmp, mode, opener=lambda *_: fd, **open_kwargs) as f:  # f.name is tmp
             yield f
             f.flush()
             os.fsync(f.fileno())

@@ -198,11 +198,14 @@ class DistGraph:
         np.minimum(cuts, self.gn, out=cuts)
         return BlockPartition(cuts)
 
-    def redistribute(self, partition: BlockPartition) -> DistGraph:
+    def redistribute(self, partition: BlockPartition, *,
+                     progress: bool | None = False) -> DistGraph:
         """Return the same graph laid out by ``partition`` (rows move with one ``Alltoallv``).
 
         Collective. ``dg.redistribute(dg.edge_balanced_partition())`` balances
         the edges of a graph read or generated in equal vertex blocks.
+        ``progress`` reports its two steps (moving the edges, building the rows)
+        from rank 0 alone (:func:`graphpar.progress.progress`).
 
         Examples
         --------
@@ -213,11 +216,18 @@ class DistGraph:
                 f"partition is for {partition.n} vertices in {partition.nparts} parts; the "
                 f"graph has {self.gn} vertices on {self.nranks} ranks"
             )
-        rows = np.repeat(np.arange(self.lo, self.hi, dtype=self.indices.dtype),
-                         np.diff(self.indptr))
-        src, dst, w = shuffle_edges(rows, self.indices, self.weights, partition, self.comm)
-        lo, hi = partition.range(self.rank)
-        indptr, cols, vals = local_csr(src, dst, w, lo, hi)
+        from graphpar.progress import progress as report
+
+        with report(2, "redistributing the graph", unit="step",
+                    enabled=progress if self.rank == 0 else False) as bar:
+            rows = np.repeat(np.arange(self.lo, self.hi, dtype=self.indices.dtype),
+                             np.diff(self.indptr))
+            src, dst, w = shuffle_edges(rows, self.indices, self.weights, partition,
+                                        self.comm)
+            bar.update()
+            lo, hi = partition.range(self.rank)
+            indptr, cols, vals = local_csr(src, dst, w, lo, hi)
+            bar.update()
         return DistGraph(partition, indptr, cols, vals, directed=self.directed,
                          gnnz=self.gnnz, comm=self.comm)
 
@@ -269,38 +279,51 @@ class DistGraph:
     def write_vertex_values(self, path, values) -> None:
         """Write per-vertex values to one ``.npy`` file, each rank writing its own columns.
 
-        ``values`` as for :meth:`gather_vertex_values`. Rank 0 creates the file
-        (shape ``(gn,)`` or ``(k, gn)``, the dtype of ``values``); every rank
-        then writes its vertex range into it, so no rank holds the whole array.
-        The file system must be shared by the ranks. Collective; an error on
-        any rank (a bad path, a full disk) is raised on every rank.
+        ``values`` as for :meth:`gather_vertex_values`. Rank 0 creates a
+        temporary file beside ``path`` (:func:`graphpar.io.atomic_write`;
+        shape ``(gn,)`` or ``(k, gn)``, the dtype of ``values``); every rank
+        writes its vertex range into it, so no rank holds the whole array; once
+        every rank is done, rank 0 renames it to ``path``. An error on any rank
+        (a bad path, a full disk), Ctrl-C or SIGTERM in the CLI, removes the
+        temporary file and leaves ``path`` as it was. The file system must be
+        shared by the ranks. Collective; an error is raised on every rank.
 
         Examples
         --------
         >>> dg.write_vertex_values("dist.npy", sssp(dg, 0))   # doctest: +SKIP
         """
+        import contextlib
         import os
 
+        from graphpar.io import atomic_write
         from graphpar.mpi.comm import run_collectively
 
         comm = self.comm
         path = os.fspath(path)
+        root = comm.Get_rank() == 0
         v = run_collectively(lambda: self._check_vertex_values(values), comm)
 
-        def create():
-            if comm.Get_rank() == 0:
-                np.lib.format.open_memmap(path, mode="w+", dtype=v.dtype,
-                                          shape=v.shape[:-1] + (self.gn,))
+        with contextlib.ExitStack() as output:  # rank 0's atomic_write: cleans up on errors
+            def create():
+                if root:
+                    tmp = output.enter_context(atomic_write(path, "wb")).name
+                    np.lib.format.open_memmap(tmp, mode="w+", dtype=v.dtype,
+                                              shape=v.shape[:-1] + (self.gn,))
+                    return tmp
+                return None
 
-        def write():
-            if self.ln:
-                mm = np.lib.format.open_memmap(path, mode="r+")
-                mm[..., self.lo:self.hi] = v
-                mm.flush()
-                del mm
+            tmp = comm.bcast(run_collectively(create, comm), root=0)
 
-        run_collectively(create, comm)
-        run_collectively(write, comm)
+            def write():
+                if self.ln:
+                    mm = np.lib.format.open_memmap(tmp, mode="r+")
+                    mm[..., self.lo:self.hi] = v
+                    mm.flush()
+                    del mm
+
+            # collective, so it is also the barrier: every rank's part is in before the rename
+            run_collectively(write, comm)
+            run_collectively(lambda: output.close() if root else None, comm)
 
     def _check_vertex_values(self, values) -> np.ndarray:
         v = np.asarray(values)
@@ -433,7 +456,7 @@ def local_csr(src, dst, w, lo: int, hi: int):
 
 
 def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None = None,
-                     comm=None) -> DistGraph:
+                     progress: bool | None = False, comm=None) -> DistGraph:
     """Distribute a graph held on ``root`` (any graphpar.sssp input) to every rank.
 
     Parameters
@@ -443,6 +466,10 @@ def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None =
     root : int, default 0
     partition : BlockPartition, optional
         Default: balanced by edges (:meth:`BlockPartition.edge_balanced`).
+    progress : bool or None, default False
+        Report the steps (checking and partitioning, then scattering the
+        degrees, targets and weights) on stderr, from ``root`` alone
+        (:func:`graphpar.progress.progress`).
     comm : mpi4py.MPI.Comm, optional
 
     Returns
@@ -454,10 +481,18 @@ def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None =
     --------
     >>> dg = distribute_graph(g if comm.rank == 0 else None)   # doctest: +SKIP
     """
-    from graphpar._validation import validate_graph
-    from graphpar.mpi.comm import run_collectively
+    from graphpar.progress import progress as report
 
     comm = get_comm(comm)
+    with report(4, "distributing the graph", unit="step",
+                enabled=progress if comm.Get_rank() == root else False) as bar:
+        return _distribute(graph, root, partition, comm, bar)
+
+
+def _distribute(graph, root: int, partition, comm, bar) -> DistGraph:
+    """:func:`distribute_graph`'s steps, each ending in ``bar.update()``."""
+    from graphpar._validation import validate_graph
+    from graphpar.mpi.comm import run_collectively
 
     def check():
         if comm.Get_rank() != root:
@@ -473,6 +508,7 @@ def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None =
 
     g, meta = run_collectively(check, comm)
     offsets, directed, gnnz = comm.bcast(meta, root=root)
+    bar.update()
     part = BlockPartition(offsets)
     off = part.offsets
     if comm.Get_rank() == root:
@@ -483,9 +519,12 @@ def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None =
     ecounts = comm.bcast(ecounts, root=root)
     vcounts = np.diff(off)
     ldeg = scatterv(deg, vcounts, np.int64, root, comm)
+    bar.update()
     idx_dtype = index_dtype(part.n)
     indices = scatterv(None if g is None else g.indices, ecounts, idx_dtype, root, comm)
+    bar.update()
     weights = scatterv(None if g is None else g.weights, ecounts, np.float64, root, comm)
+    bar.update()
     indptr = np.zeros(ldeg.size + 1, dtype=np.int64)
     np.cumsum(ldeg, out=indptr[1:])
     return DistGraph(part, indptr, indices, weights, directed=directed, gnnz=gnnz, comm=comm)

@@ -76,7 +76,7 @@ class SSSPMPIStats:
 
 def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = None,
          return_predecessors: bool = False, limit: float = np.inf,
-         return_stats: bool = False, comm=None):
+         return_stats: bool = False, progress: bool | None = False, comm=None):
     """Shortest-path distances on a distributed graph by delta-stepping. Collective.
 
     The distributed :func:`graphpar.sssp`: the same arguments and results,
@@ -105,6 +105,10 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
         Also return a :class:`graphpar.SSSPStats` whose ``mpi`` field is an
         :class:`SSSPMPIStats`; its totals are the whole graph's, the same on
         every rank (but ``mpi.bytes_sent``).
+    progress : bool or None, default False
+        Report the sources searched (one distributed search each) on stderr,
+        from rank 0 alone (:func:`graphpar.progress.progress`; ``None``
+        follows the ``"graphpar"`` logger).
     comm : mpi4py.MPI.Comm, optional
         The communicator ``dg`` is distributed over (the default).
 
@@ -162,10 +166,15 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     counters = np.zeros(3, dtype=np.int64)  # rounds, buckets, bytes sent
     if return_stats:
         comm.Barrier()  # time the search, not the wait for the slowest rank's checks
+    from graphpar.progress import progress as report
+
     t0 = time.perf_counter()
-    for i, s in enumerate(sources):
-        counters += _delta_stepping(searched, int(s), width, lim, dist[i],
-                                    pred[i] if want_pred else None)
+    with report(sources.size, "shortest paths", unit="source",
+                enabled=progress if comm.Get_rank() == 0 else False) as bar:
+        for i, s in enumerate(sources):
+            counters += _delta_stepping(searched, int(s), width, lim, dist[i],
+                                        pred[i] if want_pred else None)
+            bar.update()
     seconds = time.perf_counter() - t0
     stats = _stats(searched, dist, width, counters, seconds) if return_stats else None
     if scalar:

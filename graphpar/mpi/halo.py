@@ -323,7 +323,8 @@ def plan_from_global(op, offsets, *, mode: str | None = None,
 
 
 def build_plan(local_indices, offsets, comm=None, *, mode: str | None = None,
-               allgather_threshold: float = ALLGATHER_THRESHOLD) -> HaloPlan:
+               allgather_threshold: float = ALLGATHER_THRESHOLD,
+               progress: bool | None = False) -> HaloPlan:
     """Build this rank's plan from the column ids of its own rows (collective).
 
     Parameters
@@ -336,6 +337,10 @@ def build_plan(local_indices, offsets, comm=None, *, mode: str | None = None,
         Default: a duplicate of ``COMM_WORLD``.
     mode, allgather_threshold
         As in :func:`plan_from_global`; the choice is made collectively.
+    progress : bool or None, default False
+        Report the steps (finding the halo rows, exchanging the requests,
+        choosing the mode) on stderr, from rank 0 alone
+        (:func:`graphpar.progress.progress`).
 
     Returns
     -------
@@ -348,9 +353,8 @@ def build_plan(local_indices, offsets, comm=None, *, mode: str | None = None,
     >>> plan.nhalo  # doctest: +SKIP
     0
     """
-    from mpi4py import MPI
-
     from graphpar.mpi.comm import get_comm  # imports mpi4py: the plans above need no MPI
+    from graphpar.progress import progress as report
 
     comm = get_comm(comm)
     off = _check_offsets(offsets)
@@ -359,7 +363,18 @@ def build_plan(local_indices, offsets, comm=None, *, mode: str | None = None,
         raise ValueError(f"offsets describe {p} parts but the communicator has "
                          f"{comm.Get_size()} ranks")
     rank = comm.Get_rank()
+    with report(3, "planning the halo exchange", unit="step",
+                enabled=progress if rank == 0 else False) as bar:
+        return _build_plan(local_indices, off, comm, mode, allgather_threshold, bar)
+
+
+def _build_plan(local_indices, off, comm, mode, allgather_threshold, bar) -> HaloPlan:
+    """:func:`build_plan`'s steps, each ending in ``bar.update()``."""
+    from mpi4py import MPI
+
+    p, rank = off.size - 1, comm.Get_rank()
     halo, ranks, ptr = recv_side(local_indices, off, rank)
+    bar.update()
     rcounts = np.zeros(p, dtype=np.int64)
     rcounts[ranks] = np.diff(ptr)
     scounts = np.zeros(p, dtype=np.int64)
@@ -374,10 +389,12 @@ def build_plan(local_indices, offsets, comm=None, *, mode: str | None = None,
     send_idx = wanted - off[rank]
     if np.any((send_idx < 0) | (send_idx >= off[rank + 1] - off[rank])):
         raise RuntimeError("halo plan: a rank asked for a row this rank does not own")
+    bar.update()
     all_recv = np.array(comm.allgather(int(halo.size)), dtype=np.int64)
     chosen = mode if mode is not None else _choose_mode(all_recv, off, allgather_threshold)
     if chosen not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {chosen!r}")
+    bar.update()
     return HaloPlan(rank, off, halo, ranks, ptr, s_ranks, s_ptr, send_idx, chosen)
 
 

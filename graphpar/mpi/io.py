@@ -15,7 +15,9 @@ learn its uncompressed size (within the decompression limit of
 the same line-range rule, or ``.npz``) with the serial reader's code.
 
 Errors are the serial readers' messages, raised on every rank
-(:func:`graphpar.mpi.comm.run_collectively`).
+(:func:`graphpar.mpi.comm.run_collectively`). With ``progress`` on,
+:func:`read_graph` reports its steps (size and header, reading, parsing,
+checking, distributing) through :mod:`graphpar.progress`, from rank 0 alone.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def _uncompressed_size(path) -> int:
 
 def read_graph(path, format: str | None = None, *, directed: bool | None = None,
                weights: str = "any", partition: BlockPartition | None = None,
-               comm=None) -> DistGraph:
+               progress: bool | None = False, comm=None) -> DistGraph:
     """Read a graph file in parallel into a :class:`DistGraph`. Collective.
 
     Parameters
@@ -58,6 +60,10 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     partition : BlockPartition, optional
         Which rank owns which vertices; default equal vertex blocks (text
         formats) or balanced by edges (``.npz``).
+    progress : bool or None, default False
+        Report the steps of the read on stderr, from rank 0 alone
+        (:func:`graphpar.progress.progress`; ``None`` follows the ``"graphpar"``
+        logger). Every rank may pass the same value.
     comm : mpi4py.MPI.Comm, optional
 
     Returns
@@ -81,6 +87,21 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     --------
     >>> dg = read_graph("roads.gr.gz")   # under mpiexec -n K  # doctest: +SKIP
     """
+    from graphpar.progress import progress as report
+
+    comm = get_comm(comm)
+    name = os.fspath(path)
+    rank = comm.Get_rank()
+    with report(_READ_STEPS, f"reading {os.path.basename(name)}", unit="step",
+                enabled=progress if rank == 0 else False) as bar:
+        return _read_graph(path, format, directed, weights, partition, comm, bar)
+
+
+_READ_STEPS = 5  # size and header, read, parse, check, distribute
+
+
+def _read_graph(path, format, directed, weights, partition, comm, bar) -> DistGraph:
+    """:func:`read_graph`'s steps, each ending in ``bar.update()``."""
     from graphpar.io import decompression_errors, open_binary
     from graphpar.io import read_graph as serial_read
     from graphpar.io._formats import check_read_arguments
@@ -96,9 +117,12 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     )
     from graphpar.kernels import parse as _kp
 
-    comm = get_comm(comm)
     rank, size = comm.Get_rank(), comm.Get_size()
     name = os.fspath(path)
+
+    def step(what: str) -> None:
+        bar.set_postfix(what)
+        bar.update()
 
     def prepare():
         fmt, comp = check_read_arguments(path, format, directed, weights)
@@ -119,13 +143,18 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
         return fmt, comp, info
 
     fmt, comp, info = run_collectively(prepare, comm)
+    step("header read")
     if fmt == "npz":
         g = run_collectively(
             lambda: serial_read(path, format, directed=directed, weights=weights)
             if rank == 0 else None,
             comm,
         )
-        return distribute_graph(g, 0, partition=partition, comm=comm)
+        step("read on rank 0")
+        bar.update(2)  # no separate parse and check
+        out = distribute_graph(g, 0, partition=partition, comm=comm)
+        step("distributed")
+        return out
 
     header, fsize = comm.bcast(info, root=0)
     a, b = byte_range(fsize - header.body_offset, rank, size)
@@ -135,10 +164,12 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
             return read_line_range(f, header.body_offset, a, b)
 
     buf = run_collectively(read_range, comm)
+    step("bytes read")
     newlines = int(_kp.count_newlines(buf)) if buf.size else 0
     lines_before = comm.exscan(newlines) or 0
     first_line = header.body_line + (lines_before if rank else 0)
     parsed = parse_body(buf, header)
+    step("parsed")
     before = comm.exscan(parsed.src.size) or 0
     before = before if rank else 0
 
@@ -174,8 +205,11 @@ def read_graph(path, format: str | None = None, *, directed: bool | None = None,
     if header.symmetric and not undirected:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         w = np.concatenate([w, w])
-    return DistGraph.from_local_edges(src, dst, w, n, directed=not undirected,
-                                      partition=partition, comm=comm)
+    step("checked")
+    out = DistGraph.from_local_edges(src, dst, w, n, directed=not undirected,
+                                     partition=partition, comm=comm)
+    step("distributed")
+    return out
 
 
 
@@ -229,12 +263,13 @@ def read_table_rows(path, comm=None) -> tuple[dict[str, np.ndarray], int]:
 
     def read_block():
         with CsvSource(path) as src:
-            return src.names, src.lines(*byte_range(src, rank, nranks))
+            return (src.names, src.text), src.lines(*byte_range(src, rank, nranks))
 
-    names, block = run_collectively(read_block, comm)
+    (names, text), block = run_collectively(read_block, comm)
     before = comm.exscan(count_lines(block))
     first_line = 2 + (0 if rank == 0 or before is None else int(before))
-    table = run_collectively(lambda: parse_lines(path, names, block, first_line), comm)
+    table = run_collectively(lambda: parse_lines(path, names, block, first_line, text=text),
+                             comm)
     return table, first_line - 2
 
 

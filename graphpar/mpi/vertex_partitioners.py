@@ -136,7 +136,7 @@ def _hypergraph(indptr, indices, n, nparts, seed, epsilon) -> np.ndarray:
 
 
 def assign(op, nparts: int, method: str = "block", *, seed: int = 0,
-           epsilon: float = 0.03) -> np.ndarray:
+           epsilon: float = 0.03, progress: bool | None = False) -> np.ndarray:
     """Assign each vertex (row) of a square sparse operator to one of ``nparts`` parts.
 
     Parameters
@@ -153,6 +153,11 @@ def assign(op, nparts: int, method: str = "block", *, seed: int = 0,
     epsilon : float, default 0.03
         Allowed imbalance of the ``hypergraph`` partition (part sizes up to
         ``(1 + epsilon) * n / nparts``).
+    progress : bool or None, default False
+        Report the partitioning on stderr (:func:`graphpar.progress.progress`):
+        reading the operator's pattern, then the partitioner's run, which
+        METIS and Mt-KaHyPar do not report on, so the line says when it
+        ended. Pure function: under MPI pass ``progress=comm.rank == 0``.
 
     Returns
     -------
@@ -176,16 +181,23 @@ def assign(op, nparts: int, method: str = "block", *, seed: int = 0,
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     if not 0 <= float(epsilon) < 1:
         raise ValueError(f"epsilon must be in [0, 1), got {epsilon!r}")
-    indptr, indices, n = _structure(op)
-    if method == "block":
-        return _from_offsets(BlockPartition.block(n, nparts).offsets)
-    if method == "edge":
-        return _from_offsets(BlockPartition.edge_balanced(indptr, nparts).offsets)
-    if method == "random":
-        return _random(n, nparts, seed)
-    if method == "metis":
-        return _metis(indptr, indices, n, nparts, seed)
-    return _hypergraph(indptr, indices, n, nparts, seed, epsilon)
+    from graphpar.progress import progress as report
+
+    with report(2, f"partitioning ({method})", unit="step", enabled=progress) as bar:
+        indptr, indices, n = _structure(op)
+        bar.update()
+        if method == "block":
+            part = _from_offsets(BlockPartition.block(n, nparts).offsets)
+        elif method == "edge":
+            part = _from_offsets(BlockPartition.edge_balanced(indptr, nparts).offsets)
+        elif method == "random":
+            part = _random(n, nparts, seed)
+        elif method == "metis":
+            part = _metis(indptr, indices, n, nparts, seed)
+        else:
+            part = _hypergraph(indptr, indices, n, nparts, seed, epsilon)
+        bar.update()
+    return part
 
 
 @dataclass(frozen=True)
