@@ -223,6 +223,28 @@ def _warm_sssp() -> None:
         verify_sssp(g, 0, dist, against_dijkstra=True)
         default_delta(g)
     sssp(tiny_graph().to_scipy(), 0)
+    _warm_csgraph()
+
+
+def _warm_csgraph() -> None:
+    """The drop-in's searches: per source (serial and threaded) and multi-source."""
+    from graphpar import csgraph
+    from graphpar.kernels import sssp_many as _many
+
+    A = tiny_graph().to_scipy()
+    for want_pred in (False, True):
+        csgraph.dijkstra(A, indices=[0, 1], return_predecessors=want_pred)
+        csgraph.dijkstra(A, indices=[0, 1], return_predecessors=want_pred, min_only=True)
+    # The threaded per-source search runs only on large work: compile it directly, with
+    # the argument types graphpar.csgraph passes.
+    n = A.shape[0]
+    indptr = A.indptr.astype(np.int64)
+    for idx in (A.indices.astype(np.int32), A.indices.astype(np.int64)):
+        dist = np.full((2, n), np.inf)
+        pred = np.full((2, n), -9999, dtype=np.int32)
+        src, data = np.array([0, 1]), A.data.astype(np.float64)
+        _many.many_parallel(indptr, idx, data, src, np.inf, dist, pred, True, 2)
+        _many.many_serial(indptr, idx, data, src, np.inf, dist, pred, True)
 
 
 def _warm_gcn() -> None:

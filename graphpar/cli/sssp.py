@@ -100,8 +100,9 @@ def parse_source_list(text: str, graph=None) -> list[int]:
                              name="--source")[0].tolist()
     for p in parts:
         if not _is_int(p):
-            raise ValueError(f"--source must be a vertex number or comma-separated numbers, "
-                             f"got {p!r} in {text!r}")
+            where = "" if p == str(text).strip() else f" in {text!r}"
+            raise ValueError(f"argument --source: expected a vertex number or comma-separated "
+                             f"numbers, got {p!r}{where}")
     return [int(p) for p in parts]
 
 

@@ -79,6 +79,9 @@ def read_rows(path, lo: int, hi: int, n: int, *, ndim: int = 2, what: str = "fea
             raise ValueError(f"{name}: the {what} must hold "
                              f"{'integers' if kinds == 'iu' else 'real numbers'}, got dtype "
                              f"{dtype}")
+        if start + declared > size:
+            raise ValueError(f"{name}: declares an array of shape {tuple(shape)} ({declared} "
+                             f"bytes of {dtype}) but holds {size - start} bytes of data")
         if len(shape) != ndim:
             want = "(n,)" if ndim == 1 else "(n, f)"
             raise ValueError(f"{name}: the {what} must have shape {want}, one row per vertex, "
@@ -88,9 +91,6 @@ def read_rows(path, lo: int, hi: int, n: int, *, ndim: int = 2, what: str = "fea
                              f"{n} vertices")
         if ndim == 2 and shape[1] == 0:
             raise ValueError(f"{name}: the {what} have no columns")
-        if start + declared > size:
-            raise ValueError(f"{name}: declares an array of shape {tuple(shape)} ({declared} "
-                             f"bytes of {dtype}) but holds {size - start} bytes of data")
         row_items = int(np.prod(shape[1:], dtype=np.int64))
         fortran = ndim == 2 and _fortran_order(name)
         if not fortran:
