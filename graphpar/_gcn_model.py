@@ -185,8 +185,11 @@ def from_torch(value, name: str):
     return value.detach().cpu().numpy()
 
 
-def check_features(X, n: int | None, name: str = "X"):
+def check_features(X, n: int | None, name: str = "X", *, row0: int = 0):
     """Check vertex features: a real 2-D array (dense or scipy sparse), finite, with ``n`` rows.
+
+    ``n=None`` accepts any number of rows; errors name row ``row0 + i`` (a rank's block of
+    rows names global rows).
 
     Returns the features as a numpy array or a scipy ``csr_array`` (unchanged dtype
     when real, else float64).
@@ -219,11 +222,11 @@ def check_features(X, n: int | None, name: str = "X"):
         if not finite.all():
             k = int(np.argmin(finite.ravel()))
             if sp.issparse(X):
-                coo = X.tocoo()
-                i, j = int(coo.row[k]), int(coo.col[k])
+                i = int(np.searchsorted(X.indptr, k, side="right")) - 1
+                j = int(X.indices[k])
             else:
                 i, j = divmod(k, X.shape[1])
-            raise ValueError(f"{name} contains {values.flat[k]} (row {i}, column {j})")
+            raise ValueError(f"{name} contains {values.flat[k]} (row {row0 + i}, column {j})")
     return X
 
 

@@ -127,33 +127,9 @@ def check_feature_rows(X, row0: int, name: str = "features"):
     ...
     ValueError: features contains nan (row 5, column 1)
     """
-    import scipy.sparse as sp
+    from graphpar._gcn_model import check_features
 
-    from graphpar._gcn_model import as_array
-
-    X = as_array(X, name)
-    if sp.issparse(X):
-        X = sp.csr_array(X)
-        values = X.data
-    else:
-        values = X
-    if X.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {X.dtype}")
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (one row per vertex), got shape {X.shape}")
-    if X.shape[1] == 0:
-        raise ValueError(f"{name} has no columns (features)")
-    if values.dtype.kind == "f":
-        finite = np.isfinite(values)
-        if not finite.all():
-            k = int(np.argmin(finite.ravel()))
-            if sp.issparse(X):
-                i = int(np.searchsorted(X.indptr, k, side="right")) - 1
-                j = int(X.indices[k])
-            else:
-                i, j = divmod(k, X.shape[1])
-            raise ValueError(f"{name} contains {values.flat[k]} (row {row0 + i}, column {j})")
-    return X
+    return check_features(X, None, name, row0=row0)
 
 
 _BLOCK = 1 << 18  # values scaled at a time
