@@ -22,10 +22,19 @@ median trial) and then graphpar's calls (their median); the ratio printed is
 the median over rounds of graphpar / GAP (below 1: graphpar is faster). Without
 ``GAPBS_DIR`` the column is skipped with a note.
 
+With ``--sweep`` it times instead a geometric grid of ``delta`` around the
+default on each graph (Kronecker with integer weights, with U[0,1) weights
+whose duplicate edges are summed, and with lognormal(sigma=2) weights; the
+grid with integer and with U[0,1) float weights; DIMACS Rome from
+``GRAPHPAR_DATA``), median of ``--repeat`` runs from one source at 1 and 2
+threads, and prints the default's time over the best time per graph (the
+target: at most 1.15). Deltas marked ``c=...`` are the rule with
+``DELTA_FACTOR`` set to ``c``.
+
 Usage::
 
     python benchmarks/sssp.py [--repeat 5] [--scale 20] [--rows 1000] [--skip-startup]
-                              [--gap-scale 18] [--gap-rounds 5] [--skip-gap]
+                              [--gap-scale 18] [--gap-rounds 5] [--skip-gap] [--sweep]
 
 graphpar's times are those of the public ``graphpar.sssp`` call, input
 validation included. On a machine shared with other busy processes, libgomp's
@@ -155,6 +164,104 @@ def startup():
     return out
 
 
+SWEEP_FACTORS = tuple(2.0 ** k for k in range(-4, 5))
+SWEEP_CS = (0.5, 1.0, 4.0, 8.0)
+
+
+def sweep_graphs(scale, rows):
+    """The sweep's graphs: (name, Graph), built one at a time."""
+    import scipy.sparse as sp
+
+    import graphpar
+    from graphpar import generate
+
+    rng = np.random.default_rng(7)
+    kron = generate.kronecker(scale, seed=0)
+    yield f"Kronecker {scale}, weights 1..255", kron
+    yield f"Kronecker {scale}, lognormal(sigma=2)", graphpar.Graph(
+        kron.indptr, kron.indices, rng.lognormal(0.0, 2.0, kron.nnz))
+    del kron
+    n = 1 << scale
+    src, dst, _ = generate.edge_range("kronecker", 0, 16 * n, scale=scale, seed=0)
+    w = rng.random(src.size)
+    A = sp.coo_array((np.concatenate([w, w]), (np.concatenate([src, dst]),
+                                                np.concatenate([dst, src]))),
+                     shape=(n, n)).tocsr()  # sums the duplicate edges
+    del src, dst, w
+    yield f"Kronecker {scale}, U[0,1) summed duplicates", graphpar.validate_graph(A)
+    del A
+    grid = generate.grid_road(rows, seed=0)
+    yield f"grid {rows} x {rows}, weights 1..255", grid
+    yield f"grid {rows} x {rows}, U[0,1) floats", graphpar.Graph(
+        grid.indptr, grid.indices, rng.random(grid.nnz))
+    del grid
+    data = os.environ.get("GRAPHPAR_DATA")
+    rome = Path(data) / "dimacs" / "rome99.gr" if data else None
+    if rome is not None and rome.exists():
+        yield "DIMACS Rome", graphpar.io.read_graph(rome)
+    else:
+        print("\nDIMACS Rome skipped: set GRAPHPAR_DATA to the folder holding dimacs/rome99.gr")
+
+
+def _median_times(g, source, deltas, threads, repeat):
+    """Median time of each delta, timed round-robin (one run of each per round) so that a
+    change of load hits every delta alike."""
+    import graphpar
+
+    times = {x: [] for x in deltas}
+    for _ in range(repeat):
+        for x in deltas:
+            t0 = time.perf_counter()
+            graphpar.sssp(g, source, delta=x, threads=threads)
+            times[x].append(time.perf_counter() - t0)
+    return {x: statistics.median(t) for x, t in times.items()}
+
+
+def sweep(scale, rows, repeat, threads_list):
+    """Time a grid of deltas around the default on every sweep graph; print default / best."""
+    from scipy.sparse.csgraph import dijkstra
+
+    import graphpar
+    import graphpar._shortest_paths as sp_mod
+
+    print(f"delta sweep: median of {repeat} rounds over the deltas, load {os.getloadavg()[0]:.2f}")
+    summary = []
+    for name, g in sweep_graphs(scale, rows):
+        source = int(_sources(g, 1)[0])
+        default = graphpar.default_delta(g)
+        saved = sp_mod.DELTA_FACTOR
+        try:
+            by_c = {}
+            for c in SWEEP_CS:
+                sp_mod.DELTA_FACTOR = c
+                by_c.setdefault(graphpar.default_delta(g), c)
+        finally:
+            sp_mod.DELTA_FACTOR = saved
+        deltas = sorted({default * f for f in SWEEP_FACTORS} | set(by_c))
+        d = graphpar.sssp(g, source)
+        if not np.array_equal(d, dijkstra(g.to_scipy(), indices=source)):
+            raise SystemExit(f"MISMATCH with scipy on {name} from source {source}")
+        print(f"\n{name}: {g.n} vertices, {g.nnz} stored edges, source {source}, max weight "
+              f"{g.weights.max():.4g}, default delta {default:.4g}")
+        for threads in threads_list:
+            graphpar.sssp(g, source, threads=threads)  # warm up
+            times = _median_times(g, source, deltas, threads, repeat)
+            best = min(times, key=times.get)
+            t_def, t_best = times[default], times[best]
+            cells = "  ".join(f"{x:.3g}{'*' if x == default else ''}"
+                              f"{f'(c={by_c[x]:g})' if x in by_c and x != default else ''}:"
+                              f"{t * 1e3:.1f}" for x, t in times.items())
+            print(f"  threads {threads}: default {t_def * 1e3:.1f} ms, best delta {best:.3g} "
+                  f"{times[best] * 1e3:.1f} ms, default / best {t_def / t_best:.2f}\n"
+                  f"    delta:ms  {cells}")
+            summary.append((name, threads, default, best, t_def / t_best))
+    print("\n| graph | threads | default delta | best delta | default / best |\n"
+          "|---|---:|---:|---:|---:|")
+    for name, threads, default, best, ratio in summary:
+        print(f"| {name} | {threads} | {default:.3g} | {best:.3g} | {ratio:.2f} |")
+    return summary
+
+
 GAP_ENV = "GAPBS_DIR"
 GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
@@ -245,6 +352,8 @@ def main(argv=None):
     p.add_argument("--gap-rounds", type=int, default=5)
     p.add_argument("--skip-gap", action="store_true")
     p.add_argument("--only-gap", action="store_true")
+    p.add_argument("--sweep", action="store_true",
+                   help="time a grid of deltas around the default on every graph instead")
     args = p.parse_args(argv)
     import graphpar
     from graphpar import generate
@@ -252,6 +361,9 @@ def main(argv=None):
 
     threads_list = [t for t in (1, 2) if t <= max_threads()]
     print(f"graphpar {graphpar.__version__}: SSSP benchmark, scipy dijkstra as the reference")
+    if args.sweep:
+        sweep(args.scale, args.rows, args.repeat, threads_list)
+        return
     if args.only_gap:
         gap_section(args.gap_scale, args.gap_rounds, threads_list)
         return

@@ -26,14 +26,19 @@ from graphpar.kernels import sssp as _k
 if TYPE_CHECKING:
     from graphpar.mpi._sssp import SSSPMPIStats
 
-__all__ = ["sssp", "verify_sssp", "default_delta", "bucket_width", "SSSPStats", "MAX_BINS",
-           "MIN_DELTA"]
+__all__ = ["sssp", "verify_sssp", "default_delta", "bucket_width", "weight_sample_positions",
+           "SSSPStats", "MAX_BINS", "MIN_DELTA", "DELTA_FACTOR", "WEIGHT_SAMPLE"]
 
 #: Most circular bins a search uses; a smaller ``delta`` is raised to ``max_weight / MAX_BINS``.
 MAX_BINS = 1 << 12
 #: Smallest bucket width: the smallest normal float64, so that ``1 / delta`` is finite
 #: (a subnormal delta, from subnormal weights, would make it inf).
 MIN_DELTA = float(np.finfo(np.float64).tiny)
+#: The default delta is the ``min(1, DELTA_FACTOR / mean_out_degree)``-quantile of the weights.
+DELTA_FACTOR = 2.0
+#: Edges whose weights estimate that quantile (all of them on smaller graphs).
+WEIGHT_SAMPLE = 1 << 12
+_SAMPLE_SEED = 20261130
 _METHODS = ("delta-stepping", "dijkstra")
 
 
@@ -98,7 +103,8 @@ class SSSPStats:
         return self.edges_traversed / self.seconds / 1e6 if self.seconds > 0 else math.inf
 
 
-def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None) -> float:
+def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None, *,
+                 weight_sample: np.ndarray | None = None) -> float:
     """Return the bucket width of a search: the one rule of the serial and MPI searches.
 
     Parameters
@@ -109,12 +115,19 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
         Its largest finite weight (``>= 0``; 0.0 when there is none).
     delta : float, optional
         The caller's width (already checked positive and finite). Default:
-        ``2 * max_weight / mean_out_degree`` (mean degree at least 1), at most
-        ``max_weight``; ``1.0`` when there are no edges or every weight is
-        zero or infinite. With ``max_weight / degree`` about one of a vertex's
-        edges lands in its own bucket (Meyer and Sanders' ``Theta(1/d)`` for
-        random weights); the factor 2 trades a few re-relaxations for fewer
-        steps.
+        the ``q``-quantile of the positive finite weights, with
+        ``q = min(1, DELTA_FACTOR / mean_out_degree)`` (mean degree at least
+        1), read from ``weight_sample``; ``1.0`` when there are no edges or
+        every weight is zero or infinite. With about ``DELTA_FACTOR`` of a
+        vertex's edges below the width, a bucket settles most of its
+        vertices' light edges in one step (Meyer and Sanders' ``Theta(1/d)``
+        for random weights, where the quantile is ``q * max_weight``); unlike
+        a rule on the largest weight, a few heavy edges do not shrink it.
+        Without a sample (or no positive finite weight in it):
+        ``q * max_weight``.
+    weight_sample : ndarray, optional
+        The weights at the positions :func:`weight_sample_positions` gives
+        for ``nnz`` (any order; zero and infinite weights are skipped).
 
     Returns
     -------
@@ -132,28 +145,59 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
     8.0
     >>> bucket_width(1000, 16000, 255.0)
     31.875
+    >>> bucket_width(1000, 16000, 255.0, weight_sample=np.array([1.0, 2.0, 3.0, 255.0]))
+    1.0
     >>> bucket_width(1000, 16000, 4096.0, delta=1e-300)
     1.0
     """
     if delta is None:
         if n == 0 or nnz == 0 or not max_weight > 0:
             return 1.0
-        # 2 / degree first: 2 * max_weight overflows for weights near the float64 maximum
-        delta = min(max_weight * (2.0 / max(nnz / n, 1.0)), max_weight)
+        q = min(1.0, DELTA_FACTOR / max(nnz / n, 1.0))
+        delta = math.nan
+        if weight_sample is not None:
+            w = np.asarray(weight_sample, dtype=np.float64)
+            w = w[(w > 0) & (w < np.inf)]
+            if w.size:
+                k = max(math.ceil(q * w.size) - 1, 0)  # the ceil(q * size)-th smallest
+                delta = float(np.partition(w, k)[k])
+        if not delta > 0:
+            delta = max_weight * q
     return float(max(delta, max_weight / MAX_BINS, MIN_DELTA))
+
+
+def weight_sample_positions(nnz: int) -> np.ndarray:
+    """Return the sorted edge positions whose weights :func:`bucket_width` reads.
+
+    Every position when ``nnz <= WEIGHT_SAMPLE``, else ``WEIGHT_SAMPLE``
+    positions drawn with replacement by a fixed seed: the same for a given
+    ``nnz`` on every call and every MPI rank (positions count stored edges in
+    CSR order, rows ascending), at a cost independent of ``nnz``.
+
+    Examples
+    --------
+    >>> weight_sample_positions(3)
+    array([0, 1, 2])
+    >>> bool((weight_sample_positions(10**9) == weight_sample_positions(10**9)).all())
+    True
+    """
+    if nnz <= WEIGHT_SAMPLE:
+        return np.arange(nnz, dtype=np.int64)
+    return np.sort(np.random.default_rng(_SAMPLE_SEED).integers(0, nnz, WEIGHT_SAMPLE))
 
 
 def default_delta(graph: Graph) -> float:
     """Return the bucket width :func:`sssp` uses on ``graph`` when ``delta=None``.
 
-    :func:`bucket_width` of the graph's size and largest finite weight:
-    ``2 * max_weight / mean_out_degree``, never above ``max_weight`` and
-    never below ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest
-    normal float64, about 2.2e-308); ``1.0`` when every weight is zero or
-    infinite, or there are no edges. With ``max_weight / mean_out_degree``
-    about one of a vertex's edges lands in its own bucket (Meyer and Sanders'
-    ``Theta(1/d)`` for random weights); the factor 2 trades a few
-    re-relaxations for fewer steps (a sweep of delta on these machines is in
+    :func:`bucket_width` of the graph's size, largest finite weight and
+    weight sample: the ``min(1, DELTA_FACTOR / mean_out_degree)``-quantile of
+    its positive finite weights (exact up to ``WEIGHT_SAMPLE`` edges, else
+    estimated from ``WEIGHT_SAMPLE`` edges drawn with a fixed seed), never
+    below ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest normal
+    float64, about 2.2e-308); ``1.0`` when every weight is zero or infinite,
+    or there are no edges. For uniform weights this is
+    ``DELTA_FACTOR * max_weight / mean_out_degree``; a few heavy edges do not
+    shrink it (the sweep that chose ``DELTA_FACTOR`` is in
     docs/performance.md). Any delta gives the same distances.
 
     Examples
@@ -162,7 +206,9 @@ def default_delta(graph: Graph) -> float:
     >>> default_delta(g)
     8.0
     """
-    return bucket_width(graph.n, graph.nnz, _max_finite_weight(graph.weights))
+    w = graph.weights
+    return bucket_width(graph.n, graph.nnz, _max_finite_weight(w),
+                        weight_sample=w[weight_sample_positions(w.size)])
 
 
 def _max_finite_weight(w: np.ndarray) -> float:
@@ -332,7 +378,8 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
     t0 = time.perf_counter()
     n = g.n
     arrays = _arrays(g)
-    delta_eff = bucket_width(n, g.nnz, wmax, delta)
+    delta_eff = bucket_width(n, g.nnz, wmax, delta,
+                             weight_sample=g.weights[weight_sample_positions(g.nnz)])
     nbins = int(math.ceil(wmax / delta_eff)) + 3
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None

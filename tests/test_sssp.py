@@ -502,17 +502,68 @@ def test_prefetch_is_only_a_hint(dtype):
     np.testing.assert_array_equal(a, np.arange(1, 11, dtype=dtype))
 
 
-def test_default_delta_rule(kron, grid):
-    from graphpar._shortest_paths import default_delta
+def _quantile_rule(g, c):
+    """The rule on every weight, naively: the ceil(q * k)-th smallest of the k positive
+    finite weights, q = min(1, c / mean degree)."""
+    w = np.sort(g.weights[(g.weights > 0) & np.isfinite(g.weights)])
+    q = min(1.0, c / max(g.nnz / g.n, 1.0))
+    return float(w[max(int(np.ceil(q * w.size)) - 1, 0)])
 
-    deg = kron.nnz / kron.n
-    wmax = kron.weights.max()
-    assert default_delta(kron) == pytest.approx(min(2 * wmax / deg, wmax))
-    assert default_delta(grid) == pytest.approx(2 * grid.weights.max() / (grid.nnz / grid.n))
+
+def test_default_delta_rule(kron, grid):
+    from graphpar._shortest_paths import DELTA_FACTOR, WEIGHT_SAMPLE, default_delta
+
+    # estimated from WEIGHT_SAMPLE weights on larger graphs: near the exact quantile
+    assert kron.nnz > WEIGHT_SAMPLE and grid.nnz > WEIGHT_SAMPLE
+    for g in (kron, grid):
+        assert default_delta(g) == pytest.approx(_quantile_rule(g, DELTA_FACTOR), rel=0.1)
+    # for uniform weights the quantile is DELTA_FACTOR * max_weight / mean degree
+    assert default_delta(grid) == pytest.approx(
+        DELTA_FACTOR * grid.weights.max() / (grid.nnz / grid.n), rel=0.1)
+    # exact on small graphs (every weight is read)
+    small = graphpar.generate.uniform(200, 1000, seed=3, weights="real")
+    assert small.nnz <= WEIGHT_SAMPLE
+    assert default_delta(small) == _quantile_rule(small, DELTA_FACTOR)
     assert default_delta(Graph.from_edges([0], [1], [0.0])) == 1.0
     assert default_delta(Graph.from_edges([0], [1], [np.inf])) == 1.0
-    # infinite weights are ignored; mean degree 3 / 3 = 1 -> min(2 * 6, 6)
+    # infinite weights are ignored; mean degree 3 / 3 = 1 -> the largest finite weight
     assert default_delta(Graph.from_edges([0, 1, 2], [1, 2, 0], [np.inf, 6.0, 1.0])) == 6.0
+
+
+def test_a_heavy_edge_does_not_collapse_the_default_delta(grid):
+    from graphpar._shortest_paths import default_delta
+
+    heavy = grid.weights.copy()
+    heavy[[0, 1]] = 100 * grid.weights.max()
+    g = graphpar.validate_graph(_with_weights(grid, heavy))
+    assert g.weights.max() == 100 * grid.weights.max()
+    # the largest weight would have made it 100x
+    assert default_delta(g) == pytest.approx(default_delta(grid), rel=0.05)
+    # the old collapse: summed duplicate edges of U[0,1) weights (a few sums far above 1)
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 2000, 40000), rng.integers(0, 2000, 40000)
+    src[:300], dst[:300] = 7, 8  # one edge repeated 300 times: its weight sums to ~150
+    summed = sp.coo_array((rng.random(src.size), (src, dst)), shape=(2000, 2000)).tocsr()
+    g = graphpar.validate_graph(summed)
+    assert g.weights.max() > 100
+    assert default_delta(g) == pytest.approx(_quantile_rule(g, 2.0), rel=0.15)
+    assert default_delta(g) < 0.2
+    ref = dijkstra(summed, indices=[0, 7])
+    assert np.array_equal(sssp(summed, [0, 7]), ref)
+
+
+def test_default_delta_is_deterministic_and_order_free(kron):
+    from graphpar._shortest_paths import default_delta, weight_sample_positions
+
+    first = default_delta(kron)
+    assert default_delta(kron) == first
+    again = graphpar.generate.kronecker(11, 8, seed=3)
+    assert default_delta(again) == first
+    pos = weight_sample_positions(kron.nnz)
+    assert np.array_equal(pos, weight_sample_positions(kron.nnz))
+    assert pos.min() >= 0 and pos.max() < kron.nnz and np.all(np.diff(pos) >= 0)
+    # the stats report the same width
+    assert sssp(kron, 0, return_stats=True)[-1].delta == first
 
 
 # ------------------------------------------------------------------------- hostile weights

@@ -31,7 +31,7 @@ import numpy as np
 from mpi4py import MPI
 
 from graphpar._graph import index_dtype
-from graphpar._shortest_paths import SSSPStats, bucket_width
+from graphpar._shortest_paths import SSSPStats, bucket_width, weight_sample_positions
 from graphpar._validation import check_delta, check_limit, check_sources, check_weights
 from graphpar.kernels import dist_sssp as _k
 from graphpar.kernels.sssp import PRED_NONE
@@ -159,7 +159,8 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     if searched is not dg:  # both ways, duplicates keep their smallest weight: as serially
         wmax = _max_weight(searched)
     wmax = comm.allreduce(wmax, op=MPI.MAX)
-    width = bucket_width(searched.gn, searched.gnnz, wmax, width)
+    width = bucket_width(searched.gn, searched.gnnz, wmax, width,
+                         weight_sample=_weight_sample(searched) if width is None else None)
     want_pred = bool(return_predecessors)
     dist = np.empty((sources.size, dg.ln), dtype=np.float64)
     pred = np.empty((sources.size, dg.ln), dtype=index_dtype(dg.gn)) if want_pred else None
@@ -182,6 +183,16 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
         pred = pred[0] if want_pred else None
     out = (dist,) + ((pred,) if want_pred else ()) + ((stats,) if return_stats else ())
     return out if len(out) > 1 else dist
+
+
+def _weight_sample(dg: DistGraph) -> np.ndarray:
+    """The weights at :func:`weight_sample_positions` of the whole graph, gathered on every
+    rank: the same edges as :func:`graphpar.sssp` samples on the gathered graph. Collective."""
+    ranges = dg.comm.allgather((dg.lo, dg.lnnz))
+    first = sum(nnz for lo, nnz in ranges if lo < dg.lo)  # global CSR position of my edges
+    pos = weight_sample_positions(dg.gnnz)
+    mine = pos[(pos >= first) & (pos < first + dg.lnnz)] - first
+    return np.concatenate(dg.comm.allgather(dg.weights[mine]))
 
 
 def _max_weight(dg: DistGraph) -> float:
