@@ -185,6 +185,27 @@ def from_torch(value, name: str):
     return value.detach().cpu().numpy()
 
 
+def _rows(X) -> int | None:
+    """The number of rows of features ``X`` if it has a 2-D shape, else None."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        try:
+            return len(X)
+        except TypeError:
+            return None
+    return int(shape[0]) if len(shape) == 2 else None
+
+
+def _is_edge_index(graph, n: int | None) -> bool:
+    """Whether ``graph`` is a (2, E) integer edge list rather than an adjacency matrix."""
+    if sp.issparse(graph) or not hasattr(graph, "shape") or not hasattr(graph, "dtype"):
+        return False
+    shape = graph.shape
+    if len(shape) != 2 or shape[0] != 2 or np.dtype(graph.dtype).kind not in "iu":
+        return False
+    return shape[1] != 2 or (n is not None and n != 2)
+
+
 def check_features(X, n: int | None, name: str = "X", *, row0: int = 0):
     """Check vertex features: a real 2-D array (dense or scipy sparse), finite, with ``n`` rows.
 
@@ -581,13 +602,16 @@ class GCN:
             raise ValueError("this GCN has no weights yet: call fit (or GCN.load) first")
 
     # ---------------------------------------------------------------- inputs
-    def operator(self, graph) -> GCNOperator:
+    def operator(self, graph, n: int | None = None) -> GCNOperator:
         """The propagation operator of ``graph`` in the model's dtype.
 
         A :class:`graphpar.GCNOperator` (from :func:`graphpar.gcn_normalize`) is
         used as it is; anything else :func:`graphpar.gcn_normalize` accepts (a
         :class:`graphpar.Graph`, a scipy sparse or dense adjacency matrix) is
-        normalised to ``D^-1/2 (A+I) D^-1/2``.
+        normalised to ``D^-1/2 (A+I) D^-1/2``. An integer array or torch tensor
+        of shape ``(2, E)`` is a PyTorch Geometric ``edge_index``
+        (:meth:`graphpar.Graph.from_edge_index`, with ``n`` vertices when given);
+        a ``(2, 2)`` array is read as an adjacency matrix unless ``n`` is not 2.
 
         Examples
         --------
@@ -600,7 +624,12 @@ class GCN:
             if graph.ndim != 2 or graph.shape[0] != graph.shape[1]:
                 raise ValueError(f"the operator must be square, got shape {graph.shape}")
             return as_operator(graph, dtype=self.dtype)
-        return gcn_normalize(from_torch(graph, "graph"), dtype=self.dtype)
+        graph = from_torch(graph, "graph")
+        if _is_edge_index(graph, n):
+            from graphpar._graph import Graph
+
+            graph = Graph.from_edge_index(graph, num_nodes=n)
+        return gcn_normalize(graph, dtype=self.dtype)
 
     def prepare_features(self, X, n: int | None = None):
         """The features as the network sees them: checked, in the model's dtype and, with
@@ -633,7 +662,7 @@ class GCN:
 
     def _inputs(self, graph, X):
         self._check_fitted()
-        op = self.operator(graph)
+        op = self.operator(graph, _rows(X))
         return op, _network_input(self.prepare_features(X, op.shape[0]), self.dtype)
 
     # ---------------------------------------------------------------- forward
@@ -895,7 +924,7 @@ class GCN:
         >>> m.n_epochs_, m.n_classes_
         (5, 2)
         """
-        op = self.operator(graph)
+        op = self.operator(graph, _rows(X))
         n = op.shape[0]
         Xm = self._features(X, n, check_width=False)
         y = check_labels(y, n)

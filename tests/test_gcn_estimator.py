@@ -310,3 +310,21 @@ def test_bad_inputs_named():
         m.embed(A, X, layer=3)
     with pytest.raises(ValueError, match="no hidden layer"):
         GCN(hidden=()).init_weights(3, 2).embed(np.eye(2), np.ones((2, 3)))
+
+
+def test_fit_accepts_a_pyg_edge_index_like_the_graph_it_describes():
+    rng = np.random.default_rng(3)
+    n, e = 30, 90
+    edge_index = rng.integers(0, n - 1, size=(2, e))  # vertex n-1 isolated: n from X
+    X = rng.random((n, 5))
+    y = rng.integers(0, 3, size=n)
+    from graphpar import Graph
+
+    g = Graph.from_edge_index(edge_index, num_nodes=n)
+    a = GCN(epochs=15, seed=1, dtype=np.float64).fit(edge_index, X, y)
+    b = GCN(epochs=15, seed=1, dtype=np.float64).fit(g, X, y)
+    np.testing.assert_array_equal(a.predict_proba(edge_index, X), b.predict_proba(g, X))
+    assert a.operator(edge_index, n).shape == (n, n)
+    # a (2, 2) integer array on a 2-vertex graph is an adjacency matrix, as before
+    A = np.array([[0, 1], [1, 0]])
+    np.testing.assert_allclose(GCN(dtype=np.float64).operator(A, 2).toarray(), 0.5)
