@@ -386,3 +386,26 @@ def test_labelled_graph_npz_has_labels_and_sources_file_errors_name_the_line(tmp
     assert rows[0] == "source,target,distance,predecessor" and len(rows) == 10
     assert {int(r.split(",")[1]): float(r.split(",")[2]) for r in rows[1:]} == dict(
         enumerate(ref.tolist()))
+
+
+def test_csv_columns_and_relabel_by_name_equal_networkx(tmp_path):
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(11)
+    ids = rng.choice(10**9, size=40, replace=False)  # sparse integer ids
+    src, dst = rng.integers(0, 40, size=(2, 160))
+    km = rng.integers(1, 100, size=160)
+    path = tmp_path / "roads.csv"
+    rows = [f"{ids[a]},{ids[b]},{w},x" for a, b, w in zip(src, dst, km, strict=True)]
+    path.write_text("from,to,km,note\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "d.csv"
+    proc = run_cli(path, "--source-col", "from", "--target-col", "to", "--weight-col",
+                   "km", "--relabel", "--source", str(ids[src[0]]), "-o", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    G = nx.DiGraph()
+    for a, b, w in zip(src, dst, km, strict=True):
+        if not G.has_edge(ids[a], ids[b]) or G[ids[a]][ids[b]]["weight"] > w:
+            G.add_edge(int(ids[a]), int(ids[b]), weight=int(w))
+    want = nx.single_source_dijkstra_path_length(G, int(ids[src[0]]))
+    lines = out.read_text().splitlines()[1:]
+    got = {int(t): float(d) for _, t, d, _ in (line.split(",") for line in lines)}
+    assert got == {k: float(v) for k, v in want.items()}

@@ -276,6 +276,17 @@ def register(sub) -> None:
     p.add_argument("--limit", type=float, default=None,
                    help="treat vertices farther than this as unreachable")
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")
+    columns = p.add_argument_group("CSV/TSV edge lists")
+    columns.add_argument("--source-col", metavar="NAME", default=None,
+                         help="column of the edges' sources (default: the first)")
+    columns.add_argument("--target-col", metavar="NAME", default=None,
+                         help="column of the edges' targets (default: the second)")
+    columns.add_argument("--weight-col", metavar="NAME", default=None,
+                         help="column of the weights (default: a column named 'weight', else "
+                              "the third of three)")
+    columns.add_argument("--relabel", action="store_true",
+                         help="number sparse integer ids 0..n-1 and keep them as labels "
+                              "(CSV/TSV and .el/.wel edge lists)")
     p.add_argument("--verify", action="store_true",
                    help="check against the serial Dijkstra; exit status 1 if they differ")
     p.add_argument("--plot", metavar="PNG",
@@ -309,12 +320,19 @@ def _load(args, ctx):
         if ctx.mpi:
             from graphpar.mpi import read_graph
 
+            if args.relabel or any(c is not None for c in
+                                   (args.source_col, args.target_col, args.weight_col)):
+                raise ValueError("--relabel and the CSV column options are not supported "
+                                 "under mpiexec yet: convert the graph to .npz with "
+                                 "'graphpar generate'-style serial reading first")
             return read_graph(args.graph_file, args.format, weights="nonnegative",
                               progress=ctx.shows_progress, comm=ctx.comm), str(args.graph_file)
         from graphpar.io import read_graph
 
         return read_graph(args.graph_file, format=args.format, weights="nonnegative",
-                          progress=ctx.shows_progress), str(args.graph_file)
+                          progress=ctx.shows_progress, source=args.source_col,
+                          target=args.target_col, weight=args.weight_col,
+                          relabel=args.relabel), str(args.graph_file)
 
     def load_and_prepare():
         graph, name = ctx.collectively(load)
