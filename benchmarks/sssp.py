@@ -26,8 +26,8 @@ With ``--sweep`` it times instead a geometric grid of ``delta`` around the
 default on each graph (Kronecker with integer weights, with U[0,1) weights
 whose duplicate edges are summed, and with lognormal(sigma=2) weights; the
 grid with integer and with U[0,1) float weights; DIMACS Rome from
-``GRAPHPAR_DATA``), median of ``--repeat`` runs from one source at 1 and 2
-threads, and prints the default's time over the best time per graph (the
+``GRAPHPAR_DATA``), median of ``--repeat`` runs (each from the same 3 sources)
+at 1 and 2 threads, and prints the default's time over the best time per graph (the
 target: at most 1.15). Deltas marked ``c=...`` are the rule with
 ``DELTA_FACTOR`` set to ``c``.
 
@@ -166,6 +166,7 @@ def startup():
 
 SWEEP_FACTORS = tuple(2.0 ** k for k in range(-4, 5))
 SWEEP_CS = (0.5, 1.0, 4.0, 8.0)
+SWEEP_SOURCES = 3
 
 
 def sweep_graphs(scale, rows):
@@ -203,16 +204,17 @@ def sweep_graphs(scale, rows):
         print("\nDIMACS Rome skipped: set GRAPHPAR_DATA to the folder holding dimacs/rome99.gr")
 
 
-def _median_times(g, source, deltas, threads, repeat):
-    """Median time of each delta, timed round-robin (one run of each per round) so that a
-    change of load hits every delta alike."""
+def _median_times(g, sources, deltas, threads, repeat):
+    """Median time of each delta (one call per source, summed), timed round-robin (every
+    delta once per round) so that a change of load hits every delta alike."""
     import graphpar
 
     times = {x: [] for x in deltas}
     for _ in range(repeat):
         for x in deltas:
             t0 = time.perf_counter()
-            graphpar.sssp(g, source, delta=x, threads=threads)
+            for s in sources:
+                graphpar.sssp(g, int(s), delta=x, threads=threads)
             times[x].append(time.perf_counter() - t0)
     return {x: statistics.median(t) for x, t in times.items()}
 
@@ -224,10 +226,11 @@ def sweep(scale, rows, repeat, threads_list):
     import graphpar
     import graphpar._shortest_paths as sp_mod
 
-    print(f"delta sweep: median of {repeat} rounds over the deltas, load {os.getloadavg()[0]:.2f}")
+    print(f"delta sweep: {SWEEP_SOURCES} sources per run, median of {repeat} rounds over the "
+          f"deltas, load {os.getloadavg()[0]:.2f}")
     summary = []
     for name, g in sweep_graphs(scale, rows):
-        source = int(_sources(g, 1)[0])
+        sources = _sources(g, SWEEP_SOURCES)
         default = graphpar.default_delta(g)
         saved = sp_mod.DELTA_FACTOR
         try:
@@ -238,14 +241,15 @@ def sweep(scale, rows, repeat, threads_list):
         finally:
             sp_mod.DELTA_FACTOR = saved
         deltas = sorted({default * f for f in SWEEP_FACTORS} | set(by_c))
-        d = graphpar.sssp(g, source)
-        if not np.array_equal(d, dijkstra(g.to_scipy(), indices=source)):
-            raise SystemExit(f"MISMATCH with scipy on {name} from source {source}")
-        print(f"\n{name}: {g.n} vertices, {g.nnz} stored edges, source {source}, max weight "
+        d = graphpar.sssp(g, sources)
+        if not np.array_equal(d, dijkstra(g.to_scipy(), indices=sources)):
+            raise SystemExit(f"MISMATCH with scipy on {name} from sources {sources}")
+        print(f"\n{name}: {g.n} vertices, {g.nnz} stored edges, sources "
+              f"{list(map(int, sources))}, max weight "
               f"{g.weights.max():.4g}, default delta {default:.4g}")
         for threads in threads_list:
-            graphpar.sssp(g, source, threads=threads)  # warm up
-            times = _median_times(g, source, deltas, threads, repeat)
+            graphpar.sssp(g, int(sources[0]), threads=threads)  # warm up
+            times = _median_times(g, sources, deltas, threads, repeat)
             best = min(times, key=times.get)
             t_def, t_best = times[default], times[best]
             cells = "  ".join(f"{x:.3g}{'*' if x == default else ''}"

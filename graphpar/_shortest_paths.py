@@ -27,14 +27,14 @@ if TYPE_CHECKING:
     from graphpar.mpi._sssp import SSSPMPIStats
 
 __all__ = ["sssp", "verify_sssp", "default_delta", "bucket_width", "weight_sample_positions",
-           "SSSPStats", "MAX_BINS", "MIN_DELTA", "DELTA_FACTOR", "WEIGHT_SAMPLE"]
+           "degree_squares", "SSSPStats", "MAX_BINS", "MIN_DELTA", "DELTA_FACTOR", "WEIGHT_SAMPLE"]
 
 #: Most circular bins a search uses; a smaller ``delta`` is raised to ``max_weight / MAX_BINS``.
 MAX_BINS = 1 << 12
 #: Smallest bucket width: the smallest normal float64, so that ``1 / delta`` is finite
 #: (a subnormal delta, from subnormal weights, would make it inf).
 MIN_DELTA = float(np.finfo(np.float64).tiny)
-#: The default delta is the ``min(1, DELTA_FACTOR / mean_out_degree)``-quantile of the weights.
+#: The default delta is the ``min(1, DELTA_FACTOR / rms_out_degree)``-quantile of the weights.
 DELTA_FACTOR = 2.0
 #: Edges whose weights estimate that quantile (all of them on smaller graphs).
 WEIGHT_SAMPLE = 1 << 12
@@ -104,7 +104,8 @@ class SSSPStats:
 
 
 def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None, *,
-                 weight_sample: np.ndarray | None = None) -> float:
+                 weight_sample: np.ndarray | None = None,
+                 degree_squares: int | None = None) -> float:
     """Return the bucket width of a search: the one rule of the serial and MPI searches.
 
     Parameters
@@ -116,18 +117,24 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
     delta : float, optional
         The caller's width (already checked positive and finite). Default:
         the ``q``-quantile of the positive finite weights, with
-        ``q = min(1, DELTA_FACTOR / mean_out_degree)`` (mean degree at least
-        1), read from ``weight_sample``; ``1.0`` when there are no edges or
-        every weight is zero or infinite. With about ``DELTA_FACTOR`` of a
-        vertex's edges below the width, a bucket settles most of its
-        vertices' light edges in one step (Meyer and Sanders' ``Theta(1/d)``
-        for random weights, where the quantile is ``q * max_weight``); unlike
-        a rule on the largest weight, a few heavy edges do not shrink it.
-        Without a sample (or no positive finite weight in it):
-        ``q * max_weight``.
+        ``q = min(1, DELTA_FACTOR / d)``, ``d`` the root mean square
+        out-degree ``sqrt(degree_squares / n)`` (the mean ``nnz / n``
+        without ``degree_squares``; at least 1), read from ``weight_sample``;
+        ``1.0`` when there are no edges or every weight is zero or infinite.
+        With about ``DELTA_FACTOR`` of a vertex's edges below the width, a
+        bucket settles most of its light edges in one step (Meyer and
+        Sanders' ``Theta(1/d)`` for random weights, where the quantile is
+        ``q * max_weight``); the root mean square gives skewed degree
+        distributions, whose searches spend most of their work on
+        high-degree vertices, a narrower width; unlike a rule on the
+        largest weight, a few heavy edges do not shrink it. Without a
+        sample (or no positive finite weight in it): ``q * max_weight``.
     weight_sample : ndarray, optional
         The weights at the positions :func:`weight_sample_positions` gives
         for ``nnz`` (any order; zero and infinite weights are skipped).
+    degree_squares : int, optional
+        The sum over vertices of the squared out-degree (an exact integer,
+        so that every MPI rank finds the same width).
 
     Returns
     -------
@@ -153,7 +160,8 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
     if delta is None:
         if n == 0 or nnz == 0 or not max_weight > 0:
             return 1.0
-        q = min(1.0, DELTA_FACTOR / max(nnz / n, 1.0))
+        deg = nnz / n if degree_squares is None else math.sqrt(degree_squares / n)
+        q = min(1.0, DELTA_FACTOR / max(deg, 1.0))
         delta = math.nan
         if weight_sample is not None:
             w = np.asarray(weight_sample, dtype=np.float64)
@@ -189,15 +197,16 @@ def weight_sample_positions(nnz: int) -> np.ndarray:
 def default_delta(graph: Graph) -> float:
     """Return the bucket width :func:`sssp` uses on ``graph`` when ``delta=None``.
 
-    :func:`bucket_width` of the graph's size, largest finite weight and
-    weight sample: the ``min(1, DELTA_FACTOR / mean_out_degree)``-quantile of
-    its positive finite weights (exact up to ``WEIGHT_SAMPLE`` edges, else
+    :func:`bucket_width` of the graph's size, degrees, largest finite weight
+    and weight sample: the ``min(1, DELTA_FACTOR / rms_out_degree)``-quantile
+    of its positive finite weights (``rms_out_degree``: the root mean square
+    out-degree) (exact up to ``WEIGHT_SAMPLE`` edges, else
     estimated from ``WEIGHT_SAMPLE`` edges drawn with a fixed seed), never
     below ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest normal
     float64, about 2.2e-308); ``1.0`` when every weight is zero or infinite,
-    or there are no edges. For uniform weights this is
-    ``DELTA_FACTOR * max_weight / mean_out_degree``; a few heavy edges do not
-    shrink it (the sweep that chose ``DELTA_FACTOR`` is in
+    or there are no edges. For uniform weights on a graph whose vertices
+    have one degree this is ``DELTA_FACTOR * max_weight / degree``; a few
+    heavy edges do not shrink it (the sweep that chose ``DELTA_FACTOR`` is in
     docs/performance.md). Any delta gives the same distances.
 
     Examples
@@ -208,7 +217,20 @@ def default_delta(graph: Graph) -> float:
     """
     w = graph.weights
     return bucket_width(graph.n, graph.nnz, _max_finite_weight(w),
-                        weight_sample=w[weight_sample_positions(w.size)])
+                        weight_sample=w[weight_sample_positions(w.size)],
+                        degree_squares=degree_squares(graph.indptr))
+
+
+def degree_squares(indptr: np.ndarray) -> int:
+    """Return the sum of the squared row lengths of a CSR ``indptr`` (exact, an int).
+
+    Examples
+    --------
+    >>> degree_squares(np.array([0, 2, 2, 5]))
+    13
+    """
+    deg = np.diff(np.asarray(indptr, dtype=np.int64))
+    return int(deg @ deg)
 
 
 def _max_finite_weight(w: np.ndarray) -> float:
@@ -379,7 +401,8 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
     n = g.n
     arrays = _arrays(g)
     delta_eff = bucket_width(n, g.nnz, wmax, delta,
-                             weight_sample=g.weights[weight_sample_positions(g.nnz)])
+                             weight_sample=g.weights[weight_sample_positions(g.nnz)],
+                             degree_squares=degree_squares(g.indptr))
     nbins = int(math.ceil(wmax / delta_eff)) + 3
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None

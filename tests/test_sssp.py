@@ -504,9 +504,11 @@ def test_prefetch_is_only_a_hint(dtype):
 
 def _quantile_rule(g, c):
     """The rule on every weight, naively: the ceil(q * k)-th smallest of the k positive
-    finite weights, q = min(1, c / mean degree)."""
+    finite weights, q = min(1, c / root mean square out-degree)."""
     w = np.sort(g.weights[(g.weights > 0) & np.isfinite(g.weights)])
-    q = min(1.0, c / max(g.nnz / g.n, 1.0))
+    rms = np.sqrt(np.mean([float(len(g.indices[a:b])) ** 2
+                           for a, b in zip(g.indptr[:-1], g.indptr[1:], strict=True)]))
+    q = min(1.0, c / max(rms, 1.0))
     return float(w[max(int(np.ceil(q * w.size)) - 1, 0)])
 
 
@@ -517,9 +519,11 @@ def test_default_delta_rule(kron, grid):
     assert kron.nnz > WEIGHT_SAMPLE and grid.nnz > WEIGHT_SAMPLE
     for g in (kron, grid):
         assert default_delta(g) == pytest.approx(_quantile_rule(g, DELTA_FACTOR), rel=0.1)
-    # for uniform weights the quantile is DELTA_FACTOR * max_weight / mean degree
-    assert default_delta(grid) == pytest.approx(
-        DELTA_FACTOR * grid.weights.max() / (grid.nnz / grid.n), rel=0.1)
+    # uniform weights, degrees nearly all 4: DELTA_FACTOR * max_weight / 4
+    assert default_delta(grid) == pytest.approx(DELTA_FACTOR * grid.weights.max() / 4, rel=0.1)
+    # a skewed degree distribution narrows it: kron's mean degree would give 2x as much
+    deg = np.diff(kron.indptr)
+    assert np.sqrt(np.mean(deg ** 2.0)) > 2 * deg.mean()
     # exact on small graphs (every weight is read)
     small = graphpar.generate.uniform(200, 1000, seed=3, weights="real")
     assert small.nnz <= WEIGHT_SAMPLE

@@ -272,7 +272,8 @@ def register(sub) -> None:
     which.add_argument("--all-pairs", action="store_true",
                        help="every vertex is a source (n x n distances)")
     p.add_argument("--delta", type=float, default=None,
-                   help="bucket width (default: 2 * max weight / mean degree)")
+                   help="bucket width (default: graphpar.default_delta, the weights' "
+                        "quantile at 2 / rms degree)")
     p.add_argument("--limit", type=float, default=None,
                    help="treat vertices farther than this as unreachable")
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")

@@ -31,7 +31,12 @@ import numpy as np
 from mpi4py import MPI
 
 from graphpar._graph import index_dtype
-from graphpar._shortest_paths import SSSPStats, bucket_width, weight_sample_positions
+from graphpar._shortest_paths import (
+    SSSPStats,
+    bucket_width,
+    degree_squares,
+    weight_sample_positions,
+)
 from graphpar._validation import check_delta, check_limit, check_sources, check_weights
 from graphpar.kernels import dist_sssp as _k
 from graphpar.kernels.sssp import PRED_NONE
@@ -159,8 +164,11 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     if searched is not dg:  # both ways, duplicates keep their smallest weight: as serially
         wmax = _max_weight(searched)
     wmax = comm.allreduce(wmax, op=MPI.MAX)
-    width = bucket_width(searched.gn, searched.gnnz, wmax, width,
-                         weight_sample=_weight_sample(searched) if width is None else None)
+    rule = {}
+    if width is None:  # exact integers and the same sampled edges: every rank's width
+        rule = dict(weight_sample=_weight_sample(searched),
+                    degree_squares=comm.allreduce(degree_squares(searched.indptr)))
+    width = bucket_width(searched.gn, searched.gnnz, wmax, width, **rule)
     want_pred = bool(return_predecessors)
     dist = np.empty((sources.size, dg.ln), dtype=np.float64)
     pred = np.empty((sources.size, dg.ln), dtype=index_dtype(dg.gn)) if want_pred else None
