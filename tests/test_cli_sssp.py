@@ -90,7 +90,8 @@ def test_bad_inputs_give_one_error_line(tmp_path):
     _one_error_line(run_cli(good, "--delta", 0), "delta must be a positive finite number")
     _one_error_line(run_cli("--generate", "kron:x"), "--generate must be")
     _one_error_line(run_cli(), "give a GRAPH_FILE or --generate")
-    _one_error_line(run_cli(good, "--source", "abc"), "argument --source: expected a vertex number", "'abc'")
+    _one_error_line(run_cli(good, "--source", "abc"),
+                    "argument --source: expected a vertex number", "'abc'")
     _one_error_line(run_cli(good, "--source", "0,7"), "--source[1] = 7 is out of range")
     ids = tmp_path / "ids.txt"
     ids.write_text("1\n2\nx\n")
