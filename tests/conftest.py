@@ -69,6 +69,36 @@ def graphpar_cmd() -> list[str]:
     return [sys.executable, "-m", "graphpar"]
 
 
+def interrupt_generate_while_writing(tmp_path: Path, sig: int, timeout: float = 600
+                                     ) -> subprocess.CompletedProcess:
+    """Start ``graphpar generate`` writing ``tmp_path/big.el`` (20 million edges), send it
+    ``sig`` once its temporary file holds bytes, and return the finished process with its
+    output. Skips the test when the write ends before the signal could be sent."""
+    import time
+
+    proc = subprocess.Popen(
+        [*graphpar_cmd(), "generate", "uniform", "--n", "2000000", "--m", "20000000",
+         "--quiet", "-o", str(tmp_path / "big.el")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None:
+            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".big.el.")]
+            if tmp and tmp[0].stat().st_size > 0:
+                break
+            time.sleep(0.05)
+        if proc.poll() is not None:
+            pytest.skip("the write finished before the signal could be sent")
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
 def mpiexec() -> str:
     """The mpiexec from the mpich wheel, next to this Python."""
     exe = Path(sys.executable).parent / "mpiexec"

@@ -210,34 +210,12 @@ def test_quiet_turns_progress_off_and_only_rank_0_reports():
 def test_sigterm_removes_the_temporary_file_and_says_terminated_once(tmp_path):
     """What Slurm sends at the time limit: no output, no ``.NAME.*.tmp``, status 143."""
     import signal
-    import subprocess
-    import time
 
-    from conftest import graphpar_cmd
+    from conftest import interrupt_generate_while_writing
 
-    out = tmp_path / "big.el"
-    proc = subprocess.Popen(
-        [*graphpar_cmd(), "generate", "uniform", "--n", "2000000", "--m", "20000000",
-         "--quiet", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:  # until it is writing
-            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".big.el.")]
-            if tmp and tmp[0].stat().st_size > 0:
-                break
-            time.sleep(0.05)
-        if proc.poll() is not None:
-            pytest.skip("the write finished before it could be terminated")
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=60)
-    assert proc.returncode == 143, stderr
-    assert stderr.strip() == "graphpar: terminated"
+    done = interrupt_generate_while_writing(tmp_path, signal.SIGTERM)
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip() == "graphpar: terminated"
     assert list(tmp_path.iterdir()) == []  # neither the target nor a temporary file
 
 

@@ -153,31 +153,11 @@ def test_a_failing_new_file_leaves_nothing(tmp_path, monkeypatch):
 def test_killed_generate_leaves_no_partial_file(tmp_path):
     """A ``graphpar generate`` killed while writing leaves no output and no temporary file."""
     import signal
-    import time
 
-    out = tmp_path / "big.el"
-    proc = subprocess.Popen(
-        [*graphpar_cmd(), "generate", "uniform", "--n", "2000000", "--m", "20000000",
-         "--quiet", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        # wait until the temporary file has bytes, then kill the writer
-        while time.monotonic() < deadline and proc.poll() is None:
-            tmp = [p for p in tmp_path.iterdir() if p.name.startswith(".big.el.")]
-            if tmp and tmp[0].stat().st_size > 0:
-                break
-            time.sleep(0.05)
-        if proc.poll() is not None:
-            pytest.skip("the write finished before it could be interrupted")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=60)
-    assert not out.exists()
+    from conftest import interrupt_generate_while_writing
+
+    interrupt_generate_while_writing(tmp_path, signal.SIGKILL, timeout=TIMEOUT)
+    assert not (tmp_path / "big.el").exists()
     # a kill cannot clean up: the temporary file is hidden and never under the name
     assert all(p.name.startswith(".big.el.") and p.name.endswith(".tmp")
                for p in tmp_path.iterdir())
