@@ -235,3 +235,44 @@ def test_sigterm_in_process_is_one_line_and_status_143(monkeypatch, capsys):
     assert status == 143
     assert capsys.readouterr().err.strip() == "graphpar: terminated"
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handler is put back
+
+
+# one output check in the driver, before any work: a bad folder costs no compute
+OUTPUT_CASES = [
+    ["generate", "grid", "--rows", "3", "-o", "{missing}/g.gr"],
+    ["sssp", "--generate", "grid:3", "-o", "{missing}/d.npz"],
+    ["sssp", "--generate", "grid:3", "--plot", "{missing}/h.png"],
+    ["cox", "{lung}", "--time", "time", "--event", "status", "-o", "{missing}/fit.json"],
+    ["gcn", "--dataset", "sbm", "--epochs", "1", "--history", "{missing}/h.csv"],
+]
+
+
+@pytest.mark.parametrize("argv", OUTPUT_CASES, ids=lambda a: f"{a[0]}-{a[-2]}")
+def test_an_output_in_a_missing_folder_is_refused_before_any_work(argv, tmp_path, capsys):
+    lung = Path(__file__).resolve().parents[1] / "datasets" / "survival" / "lung.csv"
+    missing = tmp_path / "no-such-folder"
+    args = [a.format(missing=missing, lung=lung) for a in argv]
+    ran = []
+    parsed = build_parser().parse_args(args)
+    parsed.func = lambda *a: ran.append(a)  # the subcommand itself must never start
+    from graphpar.cli._driver import run_command
+
+    assert run_command(parsed, False) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"graphpar: error: {argv[-2]} {args[-1]}: "
+                   f"the folder {missing} does not exist").replace("-o ", "--output ")
+    assert not ran
+
+
+def test_two_options_naming_one_output_file_are_refused(tmp_path, capsys):
+    out = tmp_path / "same.png"
+    status = main(["sssp", "--generate", "grid:3", "--quiet", "-o", str(out), "--plot", str(out)])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == (
+        f"graphpar: error: --plot and --output name the same file, {out}")
+
+
+def test_a_bad_output_folder_under_mpi_is_one_error_line_and_no_hang(tmp_path):
+    run = run_capped(["sssp", "--generate", "grid:3", "--quiet",
+                      "-o", str(tmp_path / "missing" / "d.npz")], ranks=2)
+    assert_one_line_error(run, "--output", "does not exist")

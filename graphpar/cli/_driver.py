@@ -394,8 +394,54 @@ def _run(args, ctx: Context):
     """
     from graphpar._compile import compile_notice
 
+    ctx.collectively(lambda: check_output_paths(args))
     with compile_notice(ctx.shows_progress):
         return args.func(args, ctx)
+
+
+# every subcommand option that names a file the run writes
+OUTPUT_OPTIONS = ("output", "save_model", "history", "plot")
+
+
+def check_output_paths(args) -> None:
+    """Refuse, before any work, an output whose folder is missing, that is a folder, or
+    that two options name; and ``--plot`` without matplotlib.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and the path.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> check_output_paths(argparse.Namespace(output="/no/such/folder/x.npz"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --output /no/such/folder/x.npz: the folder /no/such/folder does not exist
+    """
+    import importlib.util
+    import os
+
+    seen: dict[str, str] = {}
+    for opt in OUTPUT_OPTIONS:
+        path = getattr(args, opt, None)
+        if path is None:
+            continue
+        flag = "--" + opt.replace("_", "-")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ValueError(f"{flag} {path}: the folder {folder} does not exist")
+        if os.path.isdir(path):
+            raise ValueError(f"{flag} {path}: is a folder, not a file")
+        key = os.path.abspath(path)
+        if key in seen:
+            raise ValueError(f"{flag} and {seen[key]} name the same file, {path}")
+        seen[key] = flag
+    if getattr(args, "plot", None) is not None and importlib.util.find_spec("matplotlib") is None:
+        from graphpar.plot import INSTALL_HINT
+
+        raise ValueError(f"--plot needs matplotlib; {INSTALL_HINT}")
 
 
 def report_interrupt(under_mpi: bool) -> int:
