@@ -54,6 +54,9 @@ from graphpar.limits import check_memory, check_vertex_count
 
 __all__ = [
     "CSV_DELIMITERS", "read_csv_graph", "write_csv_graph", "compact_ids", "warn_labels_dropped",
+    "warn_sparse_ids", "csv_header", "csv_columns", "check_nul", "split_csv_body",
+    "check_ids", "parse_weights", "integer_ids", "string_ids", "decode_labels",
+    "first_hit_line", "sparse_check_needed",
 ]
 
 #: The field separator of each format.
@@ -70,7 +73,7 @@ def _show(text, limit: int = 40) -> str:
 
 
 # ----------------------------------------------------------------------------- header
-def _header(buf: np.ndarray, name: str, fmt: str) -> tuple[list[str], int]:
+def csv_header(buf: np.ndarray, name: str, fmt: str) -> tuple[list[str], int]:
     """The column names and the offset of the body (the byte after the header line)."""
     nl = np.flatnonzero(buf[: 1 << 20] == 10)
     end = int(nl[0]) if nl.size else (buf.size if buf.size <= 1 << 20 else -1)
@@ -141,8 +144,11 @@ class _Fields:
 
 
 def _split_fast(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: str,
-                names: list[str]) -> _Fields:
-    """Split a body without quotes by vectorised passes (delimiters and newlines)."""
+                names: list[str], first_line: int = 2) -> _Fields:
+    """Split a body without quotes by vectorised passes (delimiters and newlines).
+
+    ``first_line`` is the file line of ``body``'s first byte (2: after the header).
+    """
     delim = ord(CSV_DELIMITERS[fmt])
     size = body.size
     nl = np.flatnonzero(body == 10)
@@ -169,13 +175,13 @@ def _split_fast(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: st
             if body[starts[k]:eff[k]].tobytes().strip():
                 found = int(after[k] - before[k]) + 1
                 raise GraphFormatError(
-                    f"{name}: line {int(k) + 2}: expected {ncol} {_SEP_NAME[fmt]}-separated "
-                    f"fields (as in the header), found {found}")
+                    f"{name}: line {int(k) + first_line}: expected {ncol} "
+                    f"{_SEP_NAME[fmt]}-separated fields (as in the header), found {found}")
             blank[k] = True
         keep = ~blank
         starts, eff, before = starts[keep], eff[keep], before[keep]
     lines = (np.flatnonzero(keep) if not isinstance(keep, slice)
-             else np.arange(ends.size)).astype(np.int64) + 2
+             else np.arange(ends.size)).astype(np.int64) + first_line
     tokens = {}
     for j in want:
         s = starts if j == 0 else d[before + j - 1] + 1
@@ -255,7 +261,7 @@ def _split_csv_module(body: np.ndarray, fmt: str, ncol: int, want: list[int], na
     return _Fields(tokens, np.array(lines, dtype=np.int64))
 
 
-def _empty_check(tok: np.ndarray, lines: np.ndarray, name: str, column: str, what: str):
+def check_ids(tok: np.ndarray, lines: np.ndarray, name: str, column: str, what: str):
     empty = np.char.str_len(tok) == 0
     if empty.any():
         k = int(np.argmax(empty))
@@ -263,7 +269,7 @@ def _empty_check(tok: np.ndarray, lines: np.ndarray, name: str, column: str, wha
                                f"{what}")
 
 
-def _as_ints(tok: np.ndarray) -> np.ndarray | None:
+def integer_ids(tok: np.ndarray) -> np.ndarray | None:
     """The tokens as int64 when every one is a non-negative integer of at most 18 digits."""
     if tok.dtype.kind == "U":
         try:
@@ -285,10 +291,10 @@ def _as_ints(tok: np.ndarray) -> np.ndarray | None:
     return val
 
 
-def _weights(tok: np.ndarray, lines: np.ndarray, name: str, column: str,
+def parse_weights(tok: np.ndarray, lines: np.ndarray, name: str, column: str,
              rule: str, chosen: bool = False) -> np.ndarray:
     """Parse the weight tokens; errors name the line, the column and the token."""
-    _empty_check(tok, lines, name, column, "weight (every edge needs one)")
+    check_ids(tok, lines, name, column, "weight (every edge needs one)")
     w = None
     if not (tok.dtype.kind == "S" and (tok.view(np.uint8) == ord("_")).any()):
         try:
@@ -317,7 +323,7 @@ def _weights(tok: np.ndarray, lines: np.ndarray, name: str, column: str,
     return w
 
 
-def _decode_labels(labels: np.ndarray, codes: np.ndarray, lines: np.ndarray,
+def decode_labels(labels: np.ndarray, codes: np.ndarray, lines: np.ndarray,
                    name: str) -> np.ndarray:
     if labels.dtype.kind != "S":
         return labels
@@ -334,7 +340,7 @@ def _decode_labels(labels: np.ndarray, codes: np.ndarray, lines: np.ndarray,
         raise  # pragma: no cover - some label failed above
 
 
-def _string_ids(src: np.ndarray, dst: np.ndarray):
+def string_ids(src: np.ndarray, dst: np.ndarray):
     """Codes and labels of string ids, numbered in order of first appearance (source first)."""
     both_w = max(src.dtype.itemsize, dst.dtype.itemsize)
     kind = src.dtype.kind
@@ -348,6 +354,82 @@ def _string_ids(src: np.ndarray, dst: np.ndarray):
     rank[perm] = np.arange(perm.size, dtype=np.int64)
     codes = rank[inv.reshape(-1)]
     return codes, uniq[perm]
+
+
+def csv_columns(names: list[str], source, target, weight, name: str):
+    """The 0-based columns ``(source, target, weight or None)`` chosen in a header.
+
+    The rules of :func:`read_csv_graph` (defaults: the first two columns; the
+    column named ``weight``, else the third of exactly three; ``weight=False``
+    none). A name or position that is not a column raises ``ValueError``.
+
+    Examples
+    --------
+    >>> csv_columns(["from", "to", "km"], None, None, None, "roads.csv")
+    (0, 1, 2)
+    >>> csv_columns(["a", "b", "weight", "x"], "b", "a", False, "roads.csv")
+    (1, 0, None)
+    """
+    ncol = len(names)
+    js = _column(names, source, "source", 0, name)
+    jt = _column(names, target, "target", 1, name)
+    named = [j for j, nm in enumerate(names) if nm.lower() == "weight"]
+    auto = named[0] if len(named) == 1 else (2 if ncol == 3 and not named else None)
+    jw = None if weight is False else _column(names, weight, "weight", auto, name)
+    if weight is None and jw in (js, jt):
+        jw = None
+    if js == jt:
+        raise ValueError(f"source and target are the same column ({_show(names[js])}) of {name}")
+    return js, jt, jw
+
+
+def check_nul(body: np.ndarray, name: str, first_line: int = 2) -> None:
+    """Refuse a NUL byte in ``body`` (whose first byte is on file line ``first_line``).
+
+    Examples
+    --------
+    >>> check_nul(np.frombuffer(b"a,b\\n\\x00", np.uint8), "g.csv")
+    Traceback (most recent call last):
+    ...
+    graphpar.errors.GraphFormatError: g.csv: line 3: a NUL byte (not a text file?)
+    """
+    nul = np.flatnonzero(body == 0)
+    if nul.size:
+        line = int(np.count_nonzero(body[: nul[0]] == 10)) + first_line
+        raise GraphFormatError(f"{name}: line {line}: a NUL byte (not a text file?)")
+
+
+def split_csv_body(body: np.ndarray, fmt: str, names: list[str], columns, name: str,
+                   first_line: int = 2):
+    """Split lines of a body without quotes into the tokens of ``columns``.
+
+    Returns an object with ``tokens`` (column -> bytes array, one token per
+    record, spaces stripped) and ``lines`` (each record's 1-based file line,
+    counted from ``first_line``, the line of ``body[0]``). A line with another
+    number of fields than the header raises :class:`GraphFormatError` naming
+    it; blank lines are skipped. The body must hold whole lines.
+
+    Examples
+    --------
+    >>> f = split_csv_body(np.frombuffer(b"Rome,Pisa,3\\n\\nPisa,Bari,4\\n", np.uint8), "csv",
+    ...                    ["from", "to", "km"], (0, 1, None), "roads.csv", first_line=7)
+    >>> f.tokens[1], f.lines
+    (array([b'Pisa', b'Bari'], dtype='|S4'), array([7, 9]))
+    """
+    want = sorted({j for j in columns if j is not None})
+    return _split_fast(body, fmt, len(names), want, name, names, first_line)
+
+
+def first_hit_line(src: np.ndarray, dst: np.ndarray, lines: np.ndarray, vertex: int) -> int:
+    """The file line of the first record that holds ``vertex`` (0 when none does).
+
+    Examples
+    --------
+    >>> first_hit_line(np.array([0, 5]), np.array([1, 2]), np.array([2, 4]), 5)
+    4
+    """
+    hit = (src == vertex) | (dst == vertex)
+    return int(lines[int(np.argmax(hit))]) if hit.any() else 0
 
 
 def read_csv_graph(path, comp: str | None, fmt: str, *, directed: bool | None = None,
@@ -373,48 +455,36 @@ def read_csv_graph(path, comp: str | None, fmt: str, *, directed: bool | None = 
     """
     name = os.fspath(path)
     buf = read_decompressed(path, comp, progress=progress)
-    names, offset = _header(buf, name, fmt)
-    ncol = len(names)
-    js = _column(names, source, "source", 0, name)
-    jt = _column(names, target, "target", 1, name)
-    named = [j for j, nm in enumerate(names) if nm.lower() == "weight"]
-    auto = named[0] if len(named) == 1 else (2 if ncol == 3 and not named else None)
-    jw = None if weight is False else _column(names, weight, "weight", auto, name)
-    if weight is None and jw in (js, jt):
-        jw = None
-    if js == jt:
-        raise ValueError(f"source and target are the same column ({_show(names[js])}) of {name}")
-    want = sorted({js, jt} | ({jw} if jw is not None else set()))
+    names, offset = csv_header(buf, name, fmt)
+    js, jt, jw = csv_columns(names, source, target, weight, name)
     body = buf[offset:]
-    nul = np.flatnonzero(body == 0)
-    if nul.size:
-        line = int(np.count_nonzero(body[: nul[0]] == 10)) + 2
-        raise GraphFormatError(f"{name}: line {line}: a NUL byte (not a text file?)")
+    check_nul(body, name)
     if (body == ord('"')).any():
-        fields = _split_csv_module(body, fmt, ncol, want, name, names)
+        want = sorted({js, jt} | ({jw} if jw is not None else set()))
+        fields = _split_csv_module(body, fmt, len(names), want, name, names)
     else:
-        fields = _split_fast(body, fmt, ncol, want, name, names)
+        fields = split_csv_body(body, fmt, names, (js, jt, jw), name)
     del buf, body
     lines = fields.lines
     src_tok, dst_tok = fields.tokens[js], fields.tokens[jt]
-    _empty_check(src_tok, lines, name, names[js], "source id")
-    _empty_check(dst_tok, lines, name, names[jt], "target id")
+    check_ids(src_tok, lines, name, names[js], "source id")
+    check_ids(dst_tok, lines, name, names[jt], "target id")
     m = src_tok.size
-    w = np.ones(m) if jw is None else _weights(fields.tokens[jw], lines, name, names[jw],
-                                               weights, chosen=weight is None)
-    src, dst = _as_ints(src_tok), _as_ints(dst_tok)
+    w = np.ones(m) if jw is None else parse_weights(fields.tokens[jw], lines, name, names[jw],
+                                                    weights, chosen=weight is None)
+    src, dst = integer_ids(src_tok), integer_ids(dst_tok)
     labels = None
     if src is not None and dst is not None:
         top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
         if not relabel and top > 0:
-            hit = int(np.argmax((src == top - 1) | (dst == top - 1)))
-            check_vertex_count(top, edges=m, source=f"{name}: line {int(lines[hit])}",
+            check_vertex_count(top, edges=m,
+                               source=f"{name}: line {first_hit_line(src, dst, lines, top - 1)}",
                                what=f"has vertex id {top - 1}, so needs")
         src, dst, n, labels = compact_ids(src, dst, top, relabel=relabel, path=name,
                                           stacklevel=4)
     else:
-        codes, labels = _string_ids(src_tok, dst_tok)
-        labels = _decode_labels(labels, codes, lines, name)
+        codes, labels = string_ids(src_tok, dst_tok)
+        labels = decode_labels(labels, codes, lines, name)
         labels = label_array(labels)
         src, dst, n = codes[0::2], codes[1::2], labels.size
     del fields, src_tok, dst_tok
@@ -450,18 +520,41 @@ def compact_ids(src: np.ndarray, dst: np.ndarray, n: int, *, relabel: bool, path
         labels, inv = np.unique(both, return_inverse=True)
         inv = inv.reshape(-1).astype(np.int64, copy=False)
         return inv[: src.size], inv[src.size:], int(labels.size), labels.astype(np.int64)
-    if n > _SPARSE_MIN and (declared is None or declared < n):
+    if sparse_check_needed(n, declared):
         present = np.zeros(n, dtype=bool)
         present[src] = True
         present[dst] = True
-        k = int(np.count_nonzero(present))
-        if n - k > max(k, _SPARSE_MIN):
-            warnings.warn(
-                f"{path}: the largest vertex id is {n - 1} but only {k} distinct ids appear "
-                f"in the edges, so the graph has {n} vertices, {n - k} of them in no edge; "
-                f"read it with relabel=True to number the ids present 0 to {k - 1} (g.labels "
-                "keeps the ids)", UserWarning, stacklevel=stacklevel)
+        warn_sparse_ids(n, int(np.count_nonzero(present)), path, stacklevel=stacklevel)
     return src, dst, int(n), None
+
+
+def sparse_check_needed(n: int, declared: int | None = None) -> bool:
+    """Whether :func:`warn_sparse_ids` may apply: more than 1000 vertices, not declared.
+
+    Examples
+    --------
+    >>> sparse_check_needed(10), sparse_check_needed(10**6), sparse_check_needed(10**6, 10**6)
+    (False, True, False)
+    """
+    return n > _SPARSE_MIN and (declared is None or declared < n)
+
+
+def warn_sparse_ids(n: int, k: int, path, stacklevel: int = 2) -> None:
+    """Warn that only ``k`` of ``n`` vertex ids appear, when most are absent; suggest relabel.
+
+    The rule of :func:`compact_ids`: at least 1000 ids absent, and more
+    absent than present.
+
+    Examples
+    --------
+    >>> warn_sparse_ids(10, 9, "x.el")  # nothing to say
+    """
+    if n - k > max(k, _SPARSE_MIN):
+        warnings.warn(
+            f"{path}: the largest vertex id is {n - 1} but only {k} distinct ids appear "
+            f"in the edges, so the graph has {n} vertices, {n - k} of them in no edge; "
+            f"read it with relabel=True to number the ids present 0 to {k - 1} (g.labels "
+            "keeps the ids)", UserWarning, stacklevel=stacklevel + 1)
 
 
 # ----------------------------------------------------------------------------- writer

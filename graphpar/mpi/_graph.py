@@ -7,13 +7,20 @@ conventions as :class:`graphpar.Graph`: rows sorted by target, duplicate edges
 collapsed to their smallest weight, an undirected graph storing every edge both
 ways. Gathered to one rank it is byte for byte the :class:`graphpar.Graph` that
 the serial readers and generators build.
+
+Labels: a labelled graph (a CSV edge list with string ids, ``relabel=True``, a
+labelled :class:`graphpar.Graph` distributed) keeps the whole label array on
+rank 0 alone (``dg.labels``; ``n`` labels, for a unicode array ``4 n`` bytes
+per character of the longest label), for output and for looking labels up
+(:meth:`DistGraph.index_of`); ``dg.labelled`` says on every rank whether there
+are labels.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from graphpar._graph import Graph, index_dtype
+from graphpar._graph import Graph, index_dtype, lookup_labels
 from graphpar.kernels import csr as _csr
 from graphpar.kernels import dist_sssp as _k
 from graphpar.mpi.blocks import BlockPartition
@@ -45,6 +52,12 @@ class DistGraph:
     indptr, indices, weights : ndarray
         This rank's rows in CSR form (``indices`` are global ids).
     directed : bool
+    labels : ndarray or None
+        On rank 0 the whole graph's vertex labels (``labels[v]`` names global
+        vertex ``v``), as :attr:`graphpar.Graph.labels`; None on the other
+        ranks and for a graph without labels.
+    labelled : bool
+        Whether the graph has labels (the same on every rank).
     comm : mpi4py.MPI.Comm
 
     Examples
@@ -57,7 +70,7 @@ class DistGraph:
     """
 
     def __init__(self, partition, indptr, indices, weights, *, directed=True, gnnz=None,
-                 comm=None):
+                 labels=None, labelled: bool = False, comm=None):
         comm = get_comm(comm)
         if partition.nparts != comm.Get_size():
             raise ValueError(
@@ -82,18 +95,72 @@ class DistGraph:
         self._sym = None
         self._ghosts = None
         self.workspace = {}  # scratch arrays that algorithms reuse between calls
+        self.labelled = bool(labelled)
+        self.labels = labels if self.labelled and self.rank == 0 else None
+        self._label_index = None
+        if self.labels is not None and len(self.labels) != self.gn:
+            raise ValueError(f"labels has {len(self.labels)} entries, the graph {self.gn} "
+                             "vertices")
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
+        lab = ", labelled" if self.labelled else ""
         return (
             f"<DistGraph rank {self.rank}/{self.nranks}: vertices [{self.lo}, {self.hi}) of "
-            f"{self.gn}, {self.lnnz} of {self.gnnz} stored edges, {kind}>"
+            f"{self.gn}, {self.lnnz} of {self.gnnz} stored edges, {kind}{lab}>"
         )
+
+    # ------------------------------------------------------------ labels
+    def without_labels(self) -> DistGraph:
+        """Return the same graph (sharing its arrays and caches) without labels. Local.
+
+        Vertices are then given by number, as :meth:`graphpar.Graph.with_labels`
+        ``(None)`` does serially.
+
+        Examples
+        --------
+        >>> plain = dg.without_labels()   # doctest: +SKIP
+        """
+        import copy
+
+        out = copy.copy(self)
+        out.labels, out.labelled, out._label_index = None, False, None
+        return out
+
+    def index_of(self, label, name: str = "label"):
+        """The global vertex number of a label, or of each of an array of labels. Collective.
+
+        Rank 0 looks the labels up (:meth:`graphpar.Graph.index_of`'s rules and
+        messages) and every rank gets the answer: an ``int`` for one label, an
+        int64 array for several. A graph without labels takes vertex numbers
+        in ``[0, gn)``. An unknown label raises ``KeyError``, a label of
+        another kind ``TypeError``, on every rank.
+
+        Examples
+        --------
+        >>> dg.index_of("Rome"), dg.index_of(["Pisa", "Rome"])   # doctest: +SKIP
+        (0, array([2, 0]))
+        """
+        from graphpar.mpi.comm import run_collectively
+
+        def look():
+            if self.rank != 0:
+                return None
+            return lookup_labels(self._labels_for_lookup(), label, name)
+
+        return self.comm.bcast(run_collectively(look, self.comm), root=0)
+
+    def _labels_for_lookup(self):
+        """What :func:`graphpar._graph.lookup_labels` needs of a graph (rank 0)."""
+        if self._label_index is None:
+            self._label_index = _LabelIndex(self.labels, self.gn)
+        return self._label_index
 
     # ------------------------------------------------------------ builders
     @classmethod
     def from_local_edges(cls, src, dst, weights, gn: int, *, directed: bool = True,
-                         partition: BlockPartition | None = None, comm=None) -> DistGraph:
+                         partition: BlockPartition | None = None, labels=None,
+                         labelled: bool = False, comm=None) -> DistGraph:
         """Build a distributed graph from edges held anywhere: each rank passes some edges.
 
         The edges (global 0-based ids) are shuffled to the ranks that own their
@@ -112,6 +179,10 @@ class DistGraph:
         directed : bool, default True
         partition : BlockPartition, optional
             Default: ``BlockPartition.block(gn, size)``.
+        labels : ndarray, optional
+            On rank 0, the ``gn`` vertex labels (ignored elsewhere).
+        labelled : bool, default False
+            Whether there are labels: the same on every rank.
         comm : mpi4py.MPI.Comm, optional
 
         Examples
@@ -131,7 +202,8 @@ class DistGraph:
         src, dst, w = shuffle_edges(src, dst, w, partition, comm)
         lo, hi = partition.range(comm.Get_rank())
         indptr, cols, vals = local_csr(src, dst, w, lo, hi)
-        return cls(partition, indptr, cols, vals, directed=directed, comm=comm)
+        return cls(partition, indptr, cols, vals, directed=directed, labels=labels,
+                   labelled=labelled, comm=comm)
 
     # ------------------------------------------------------------ views
     def gather(self, root: int = 0) -> Graph | None:
@@ -152,7 +224,7 @@ class DistGraph:
             return None
         indptr = np.zeros(self.gn + 1, dtype=np.int64)
         np.cumsum(degs, out=indptr[1:])
-        return Graph(indptr, idx, w, directed=self.directed)
+        return Graph(indptr, idx, w, directed=self.directed, labels=self.labels)
 
     def edge_balanced_partition(self, vertex_cost: float = 1.0) -> BlockPartition:
         """Return ``BlockPartition.edge_balanced`` of the global graph, without gathering it.
@@ -229,7 +301,8 @@ class DistGraph:
             indptr, cols, vals = local_csr(src, dst, w, lo, hi)
             bar.update()
         return DistGraph(partition, indptr, cols, vals, directed=self.directed,
-                         gnnz=self.gnnz, comm=self.comm)
+                         gnnz=self.gnnz, labels=self.labels, labelled=self.labelled,
+                         comm=self.comm)
 
     def symmetrized(self) -> DistGraph:
         """Return the undirected closure (every edge both ways, smallest weight per pair).
@@ -247,7 +320,8 @@ class DistGraph:
                              np.diff(self.indptr))
             self._sym = DistGraph.from_local_edges(
                 rows, self.indices, self.weights, self.gn, directed=False,
-                partition=self.partition, comm=self.comm,
+                partition=self.partition, labels=self.labels, labelled=self.labelled,
+                comm=self.comm,
             )
         return self._sym
 
@@ -359,6 +433,15 @@ class DistGraph:
             _k.sort_rows_by_weight(self.indptr, lidx, self.weights, sidx, sw)
             self._ghosts = (sidx, sw, ghost_global, ghost_owner)
         return self._ghosts
+
+
+class _LabelIndex:
+    """Rank 0's labels in the shape :func:`graphpar._graph.lookup_labels` reads."""
+
+    __slots__ = ("labels", "n", "_lookup")
+
+    def __init__(self, labels, n: int):
+        self.labels, self.n, self._lookup = labels, n, None
 
 
 def gatherv(arr: np.ndarray, root: int, comm) -> np.ndarray | None:
@@ -475,7 +558,8 @@ def distribute_graph(graph, root: int = 0, *, partition: BlockPartition | None =
     Returns
     -------
     DistGraph
-        Collective: every rank gets its rows.
+        Collective: every rank gets its rows; a labelled graph's labels go
+        to rank 0 (``DistGraph.labels``).
 
     Examples
     --------
@@ -504,10 +588,10 @@ def _distribute(graph, root: int, partition, comm, bar) -> DistGraph:
                 f"partition is for {part.n} vertices in {part.nparts} parts; the graph "
                 f"has {g.n} vertices and the communicator {comm.Get_size()} ranks"
             )
-        return g, (part.offsets, g.directed, g.nnz)
+        return g, (part.offsets, g.directed, g.nnz, g.labels is not None)
 
     g, meta = run_collectively(check, comm)
-    offsets, directed, gnnz = comm.bcast(meta, root=root)
+    offsets, directed, gnnz, labelled = comm.bcast(meta, root=root)
     bar.update()
     part = BlockPartition(offsets)
     off = part.offsets
@@ -516,6 +600,7 @@ def _distribute(graph, root: int, partition, comm, bar) -> DistGraph:
         ecounts = g.indptr[off[1:]] - g.indptr[off[:-1]]
     else:
         g = deg = ecounts = None
+    graph_labels = None if g is None else g.labels
     ecounts = comm.bcast(ecounts, root=root)
     vcounts = np.diff(off)
     ldeg = scatterv(deg, vcounts, np.int64, root, comm)
@@ -527,4 +612,13 @@ def _distribute(graph, root: int, partition, comm, bar) -> DistGraph:
     bar.update()
     indptr = np.zeros(ldeg.size + 1, dtype=np.int64)
     np.cumsum(ldeg, out=indptr[1:])
-    return DistGraph(part, indptr, indices, weights, directed=directed, gnnz=gnnz, comm=comm)
+    labels = None
+    if labelled:  # the labels live on rank 0
+        if root != 0:
+            labels = comm.recv(source=root) if comm.Get_rank() == 0 else None
+            if comm.Get_rank() == root:
+                comm.send(graph_labels, dest=0)
+        else:
+            labels = graph_labels
+    return DistGraph(part, indptr, indices, weights, directed=directed, gnnz=gnnz,
+                     labels=labels, labelled=labelled, comm=comm)

@@ -93,9 +93,11 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     dg : DistGraph
         Every rank passes its share (:func:`graphpar.mpi.distribute_graph`,
         :func:`graphpar.mpi.read_graph`, :mod:`graphpar.mpi.generate`).
-    source : int or 1-D array_like of int
+    source : int or 1-D array_like of int, or label(s)
         Global source vertex or vertices, the same on every rank; negative
-        values count from the end.
+        values count from the end. For a labelled graph (``dg.labelled``)
+        the sources are labels, looked up on rank 0
+        (:meth:`DistGraph.index_of`), as :func:`graphpar.sssp` takes them.
     directed : bool, default True
         ``False`` follows every edge in both directions.
     delta : float, optional
@@ -156,10 +158,18 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
             raise TypeError(f"dg must be a DistGraph, got {type(dg).__name__}")
         if dg.comm != comm:
             raise ValueError("comm must be the communicator dg is distributed over")
-        return (check_delta(delta), check_limit(limit), check_sources(source, dg.gn),
-                _max_weight(dg))
+        picked = None if dg.labelled else check_sources(source, dg.gn)
+        return check_delta(delta), check_limit(limit), picked, _max_weight(dg)
 
-    width, lim, (sources, scalar), wmax = run_collectively(check, comm)
+    width, lim, picked, wmax = run_collectively(check, comm)
+    if picked is None:  # labels: rank 0 holds them
+        idx = dg.index_of(source, "source")
+        picked = ((np.array([idx], dtype=np.int64), True) if isinstance(idx, int)
+                  else (np.asarray(idx, dtype=np.int64), False))
+        if picked[0].ndim != 1:  # as graphpar.sssp (check_sources) refuses it
+            raise TypeError(f"source must be one label or a 1-D array of labels, got shape "
+                            f"{picked[0].shape}")
+    sources, scalar = picked
     searched = dg if directed else dg.symmetrized()
     if searched is not dg:  # both ways, duplicates keep their smallest weight: as serially
         wmax = _max_weight(searched)
