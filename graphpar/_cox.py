@@ -295,7 +295,7 @@ class CoxPH(ResidualsMixin):
         ``call`` is ``fit``'s arguments; those that name columns are replaced
         by the columns' values and the rest are passed through unchanged.
         """
-        from graphpar._cox_frame import frame_fit_arguments, is_frame
+        from graphpar._cox_frame import is_frame
 
         call.pop("self")
         X = call.pop("X")
@@ -314,9 +314,7 @@ class CoxPH(ResidualsMixin):
         if call.get("feature_names") is not None:
             raise TypeError("feature_names cannot rename a DataFrame's encoded columns; "
                             "rename the DataFrame's columns instead")
-        kw, design, scols = frame_fit_arguments(
-            X, **frame_kw, strata=call["strata"], offset=call["offset"], time=call["time"],
-            event=call["event"], weights=call["weights"])
+        kw, design, scols = self._frame_arguments(X, frame_kw, call)
         for key in ("entry", "cluster"):
             if key in kw:
                 if key not in call:
@@ -330,6 +328,17 @@ class CoxPH(ResidualsMixin):
         self._design = design
         self._strata_columns = scols
         return self
+
+    def _frame_arguments(self, X, frame_kw: dict, call: dict):
+        """``fit``'s array arguments, design and strata columns from a DataFrame.
+
+        The distributed estimator overrides it to agree on the levels across ranks.
+        """
+        from graphpar._cox_frame import frame_fit_arguments
+
+        return frame_fit_arguments(X, **frame_kw, strata=call["strata"], offset=call["offset"],
+                                   time=call["time"], event=call["event"],
+                                   weights=call["weights"])
 
     def _frame_rows(self, X, strata=None):
         """``(X, strata)`` for prediction: a DataFrame encoded as the fit's DataFrame was."""
@@ -660,8 +669,13 @@ class CoxPH(ResidualsMixin):
             hazard is 0). Default: the distinct times of the strata of the
             rows, ascending.
         strata : array_like (n,), optional
-            Each row's stratum label; required for a stratified fit, refused
-            otherwise.
+            Each row's stratum label (or, after a DataFrame fit, the strata
+            columns of ``X``); required for a stratified fit, refused
+            otherwise. Without it a stratified fit raises a ValueError listing
+            the strata. R's ``survfit(fit, newdata)`` instead returns every
+            stratum's curve of every row; to get those, repeat the rows:
+            ``np.repeat(X, k, axis=0)`` with ``strata=list(model.baseline_survival_)
+            * len(X)`` (``k`` strata).
         offset : array_like (n,), optional
             The rows' offsets (for models fitted with one).
 
@@ -712,10 +726,16 @@ class CoxPH(ResidualsMixin):
 
     def predict_median(self, X: ArrayLike, strata: ArrayLike | None = None, *,
                        offset: ArrayLike | None = None) -> np.ndarray:
-        """Return each row's median survival time: the first time its survival is at most 0.5.
+        """Return each row's median survival time, by R's rule (``quantile.survfit``).
 
-        ``inf`` when the curve stays above 0.5 (as lifelines). The times are
-        those of the row's stratum (:attr:`baseline_survival_`).
+        The first time the row's survival curve is at most 0.5, except where
+        the curve is 0.5 (within ``sqrt(eps)``, 1.5e-8) on an interval: then
+        the interval's midpoint (with the last time of the curve as its end
+        when the curve ends at 0.5), as R's ``survfit(fit, newdata)`` prints
+        it. ``inf`` when the curve stays above 0.5 (R: ``NA``; lifelines:
+        ``inf``). The times are those of the row's stratum
+        (:attr:`baseline_survival_`); ``strata`` and ``offset`` as in
+        :meth:`predict_cumulative_hazard`.
 
         Examples
         --------

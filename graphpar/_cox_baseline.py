@@ -34,7 +34,7 @@ import numpy as np
 from graphpar._validation import check_cox_matrix, check_cox_strata, check_cox_vector
 
 __all__ = ["Curve", "BaselineHazard", "group_sums", "baseline_from_groups",
-           "centred_eta", "counting_baseline", "strata_shift"]
+           "centred_eta", "counting_baseline", "strata_shift", "median_times"]
 
 GROUP_FIELDS = ("stratum", "time", "risk", "events", "deaths", "event_risk", "present")
 
@@ -314,9 +314,17 @@ class BaselineHazard:
                 raise ValueError("strata was given, but the model was fitted without strata")
             return np.zeros(n, dtype=np.int64)
         if strata is None:
+            # R's survfit(fit, newdata) without the strata gives every stratum's curve of
+            # every row; here each row's stratum is asked for, and the message says how
+            # to get R's curves (a silent change of the result's shape would be worse)
+            k = len(self.labels)
             raise ValueError(
-                "the model was fitted with strata: pass strata= with one label per row of X "
-                f"(the fitted labels are {_show_labels(self.labels)})")
+                f"the model was fitted with {k} strata ({_show_labels(self.labels)}): pass "
+                f"strata= with one label per row of X, e.g. strata=[{self.labels[0]!r}] * "
+                "len(X) (or, for a DataFrame fit, the strata column(s) in X); for every "
+                f"stratum's curve of each row, as R's survfit gives, repeat the rows: "
+                f"np.repeat(X, {k}, axis=0) with strata=list(model.baseline_survival_) * "
+                "len(X)")
         labels, codes = check_cox_strata(strata, n)
         where = np.empty(len(labels), dtype=np.int64)
         for k, lab in enumerate(labels.tolist()):
@@ -357,20 +365,50 @@ class BaselineHazard:
         return Curve(grid, out)
 
     def predict_median(self, X, strata=None, offset=None) -> np.ndarray:
-        """The first baseline time at which each row's survival is at most 0.5 (inf if never)."""
+        """Each row's median survival time by R's rule (:func:`median_times`; inf if never)."""
         eta = self.eta(X, offset)
         rs = self.row_strata(strata, eta.size)
         out = np.full(eta.size, np.inf)
         for k in np.unique(rs):
             t, h, s = self.curves[k]
             cols = np.flatnonzero(rs == k)
-            if not t.size:
-                continue
-            # S = exp(-h exp(eta - s)) <= 1/2  <=>  h >= log(2) exp(s - eta); h is nondecreasing
-            first = np.searchsorted(h, math.log(2.0) * np.exp(s - eta[cols]), side="left")
-            ok = first < t.size
-            out[cols[ok]] = t[first[ok]]
+            out[cols] = median_times(t, h, np.exp(eta[cols] - s))
         return out
+
+
+MEDIAN_TOL = math.sqrt(np.finfo(np.float64).eps)  # R's quantile.survfit tolerance
+
+
+def median_times(time: np.ndarray, cumhaz: np.ndarray, risk: np.ndarray,
+                 tol: float = MEDIAN_TOL) -> np.ndarray:
+    """The median of the curves ``S = exp(-cumhaz * risk)``, one per ``risk``, as R takes it.
+
+    R's ``quantile.survfit`` (``survival:::findq``, also behind
+    ``print.survfit``) with ``F = 1 - S``: the mean of the first time with
+    ``F >= 0.5 - tol`` and the first time with ``F >= 0.5 + tol`` (so the
+    first time ``S <= 0.5``, or the midpoint of the interval on which ``S``
+    is 0.5 within ``tol``); the last time of the curve stands in for the
+    second when ``S`` ends within ``tol`` of 0.5; ``inf`` (R: ``NA``) when
+    ``F`` stays below 0.5. ``cumhaz`` is nondecreasing over ``time``.
+
+    Examples
+    --------
+    >>> t = np.array([1.0, 2.0, 3.0, 4.0])
+    >>> h = np.array([0.1, np.log(2), np.log(2), 2.0])  # S = 0.5 on [2, 4)
+    >>> median_times(t, h, np.array([1.0, 2.0, 0.1]))
+    array([ 3.,  2., inf])
+    """
+    out = np.full(risk.size, np.inf)
+    if time.size == 0 or risk.size == 0:
+        return out
+    # F >= c  <=>  cumhaz >= -log(1 - c) / risk  (cumhaz is nondecreasing)
+    lo = np.searchsorted(cumhaz, -math.log(0.5 + tol) / risk, side="left")
+    hi = np.searchsorted(cumhaz, -math.log(0.5 - tol) / risk, side="left")
+    reached = cumhaz[-1] * risk >= math.log(2.0)  # max F >= 0.5
+    first = time[np.minimum(lo, time.size - 1)]
+    second = np.where(hi < time.size, time[np.minimum(hi, time.size - 1)], time[-1])
+    out[reached] = 0.5 * (first[reached] + second[reached])
+    return out
 
 
 def _show_labels(labels: list, limit: int = 10) -> str:

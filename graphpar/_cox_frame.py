@@ -29,7 +29,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Design", "is_frame", "parse_formula", "frame_fit_arguments", "strata_labels"]
+__all__ = ["Design", "is_frame", "parse_formula", "frame_fit_arguments", "merge_levels",
+           "strata_labels"]
 
 _NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
 _FACTOR = re.compile(rf"^(?:C\(\s*({_NAME})\s*\)|({_NAME})|`([^`]+)`)$")
@@ -128,9 +129,10 @@ def _missing(values: np.ndarray) -> np.ndarray:
 class _Factor:
     """One column of the frame: numeric (``levels is None``) or categorical (its levels)."""
 
-    def __init__(self, name: str, levels: list | None) -> None:
+    def __init__(self, name: str, levels: list | None, categories: list | None = None) -> None:
         self.name = name
         self.levels = levels
+        self.categories = categories  # a pandas Categorical's declared order, else None
 
     @classmethod
     def learn(cls, df, name: str, categorical: bool) -> _Factor:
@@ -140,8 +142,8 @@ class _Factor:
             values = np.asarray(col.astype(object).to_numpy())
             _refuse_missing(values, name)
             present = set(values.tolist())
-            levels = [lv for lv in col.cat.categories.tolist() if lv in present]
-            return cls(name, levels)
+            categories = col.cat.categories.tolist()
+            return cls(name, [lv for lv in categories if lv in present], categories)
         if categorical or _is_text_dtype(dtype):
             values = np.asarray(col.to_numpy(), dtype=object)
             _refuse_missing(values, name)
@@ -244,6 +246,21 @@ class Design:
                 raise ValueError(f"categorical names {name!r}, which is not a column")
         return cls(factors, terms, coding, names)
 
+    def levels(self) -> dict:
+        """``{column: None (numeric) or (levels, categories or None)}`` of every factor."""
+        return {name: None if f.levels is None else (list(f.levels), f.categories)
+                for name, f in self.factors.items()}
+
+    def with_levels(self, levels: dict) -> Design:
+        """This design with the factors' levels replaced (from :func:`merge_levels`)."""
+        factors = {name: _Factor(name, None if levels[name] is None else levels[name][0],
+                                 None if levels[name] is None else levels[name][1])
+                   for name in self.factors}
+        names: list[str] = []
+        for term, flags in zip(self.terms, self.coding, strict=True):
+            names.extend(self._term_names(factors, term, flags))
+        return Design(factors, self.terms, self.coding, names)
+
     @staticmethod
     def _columns(f: _Factor, contrast: bool) -> list[tuple[str, object]]:
         if f.levels is None:
@@ -290,6 +307,51 @@ class Design:
                 raise ValueError(f"column {f.name!r} has label {v!r} at row {i}, which the fit "
                                  "did not see (its levels are "
                                  + ", ".join(repr(x) for x in f.levels) + ")")
+
+
+def merge_levels(every: list[dict]) -> dict:
+    """The levels of the designs of several parts of one frame (MPI ranks): their union.
+
+    Each item is a :meth:`Design.levels`. A categorical column gets the
+    union of the levels present anywhere, in its categories' order when
+    every part declares the same categories, else sorted (as one design of
+    the whole frame would). A column numeric in one part and categorical in
+    another is an error naming it.
+
+    Examples
+    --------
+    >>> merge_levels([{"age": None, "race": (["black"], None)},
+    ...               {"age": None, "race": (["asian", "white"], None)}])
+    {'age': None, 'race': (['asian', 'black', 'white'], None)}
+    """
+    out: dict = {}
+    for name in every[0]:
+        parts = [e.get(name, "absent") for e in every]
+        if any(p == "absent" for p in parts):
+            raise ValueError(f"column {name!r} is a covariate on some ranks but not on others")
+        kinds = {p is None for p in parts}
+        if len(kinds) > 1:
+            raise TypeError(f"column {name!r} is numeric on some ranks and categorical on "
+                            "others: give it one dtype on every rank (or name it in "
+                            "categorical=)")
+        if parts[0] is None:
+            out[name] = None
+            continue
+        present = set()
+        for levels, _ in parts:
+            present.update(levels)
+        cats = [c for _, c in parts]
+        if cats[0] is not None and all(c == cats[0] for c in cats):
+            out[name] = ([lv for lv in cats[0] if lv in present], cats[0])
+            continue
+        try:
+            out[name] = (sorted(present), None)
+        except TypeError:
+            kinds_seen = sorted({type(v).__name__ for v in present})
+            raise TypeError(f"column {name!r} mixes values of types {', '.join(kinds_seen)} "
+                            "across the ranks: a categorical column needs one kind of "
+                            "label") from None
+    return out
 
 
 def strata_labels(df, columns: list[str]) -> np.ndarray:

@@ -13,20 +13,19 @@ a row's interval in two changes nothing). Also the checks of ``entry``, the CLI'
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from capped import assert_one_line_error, run_capped
 from conftest import run_mpi_script
+from r_reference import DATA, reference
 
 from graphpar import CoxPH
 from graphpar._cox_problem import CoxProblem
 from graphpar._cox_reader import read_csv
 from graphpar._validation import check_cox_arrays
 
-DATA = Path(__file__).resolve().parent.parent / "datasets" / "survival"
-FITS = json.loads((DATA / "r_counting_reference.json").read_text())["fits"]
+FITS = reference("r_counting_reference.json")["fits"]
 
 
 def _fit(ref, table):

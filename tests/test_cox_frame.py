@@ -6,17 +6,17 @@ and the array fit of hand-built dummy columns.
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from r_reference import DATA as HERE
+from r_reference import reference
 
 from graphpar import CoxPH
 from graphpar._cox_frame import Design, parse_formula
 
 pd = pytest.importorskip("pandas")
-HERE = Path(__file__).resolve().parent.parent / "datasets" / "survival"
-REF = json.loads((HERE / "r_factor_reference.json").read_text())
+REF = reference("r_factor_reference.json")
 
 
 def frame(name):
@@ -240,3 +240,25 @@ def test_cli_text_errors_name_file_line_and_column(tmp_path):
     bad.write_text("time,status,age\nfive,1,60\nthree,0,70\n")
     r = _cli(bad, "--time", "time", "--event", "status")
     assert "line 2, column 1 ('time'): --time must be numbers, got text 'five'" in r.stderr
+
+
+def test_levels_merged_from_parts_equal_the_whole_frames():
+    """What the ranks of graphpar.mpi.CoxPH agree on: each part's levels, merged."""
+    from graphpar._cox_frame import merge_levels
+
+    df = frame("veteran_factor.csv").sort_values("celltype", kind="stable")
+    df["grade"] = pd.Categorical(np.where(df["karno"] > 50, "high", "low"),
+                                 categories=["low", "high"])
+    formula = "age + celltype + grade + karno:celltype"
+    whole = Design.learn(df, formula=formula)
+    parts = [Design.learn(df.iloc[:40], formula=formula),
+             Design.learn(df.iloc[40:], formula=formula)]
+    assert parts[0].names != whole.names  # the first part lacks levels
+    merged = merge_levels([p.levels() for p in parts])
+    assert merged == whole.levels()
+    again = parts[0].with_levels(merged)
+    assert again.names == whole.names
+    np.testing.assert_array_equal(again.matrix(df.iloc[:40]), whole.matrix(df.iloc[:40]))
+    numeric = Design.learn(df.assign(celltype=1.0), formula=formula)
+    with pytest.raises(TypeError, match="'celltype' is numeric on some ranks"):
+        merge_levels([parts[0].levels(), numeric.levels()])

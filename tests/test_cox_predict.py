@@ -11,26 +11,20 @@ its definition with one loop per time.
 from __future__ import annotations
 
 import io
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from r_reference import offset, reference, table
 
 from graphpar import CoxPH
 
-HERE = Path(__file__).resolve().parent.parent / "datasets" / "survival"
-R_REF = json.loads((HERE / "r_survfit_reference.json").read_text())
+R_REF = reference("r_survfit_reference.json")
 RTOL = 1e-8
 
 
-def load(name):
-    return np.genfromtxt(HERE / name, delimiter=",", names=True)
-
-
 def r_fit(entry):
-    d = load(entry["data"])
+    d = table(entry["data"])
     X = np.column_stack([d[c] for c in entry["covariates"]])
     kw = {}
     if entry["strata"]:
@@ -38,8 +32,7 @@ def r_fit(entry):
     if entry["weights"]:
         kw["weights"] = d[entry["weights"]]
     if entry["offset"]:
-        assert entry["offset"] == "0.01 * age"
-        kw["offset"] = 0.01 * d["age"]
+        kw["offset"] = offset(d, entry["offset"])
     return CoxPH(ties=entry["ties"]).fit(X, d[entry["time"]], d[entry["event"]], **kw)
 
 
@@ -218,7 +211,8 @@ def test_timefix_merged_times_are_reported_merged():
 @pytest.mark.parametrize(
     "call, pattern",
     [
-        (lambda m: m.predict_cumulative_hazard([[0.0, 0.0]]), "fitted with strata: pass strata="),
+        (lambda m: m.predict_cumulative_hazard([[0.0, 0.0]]),
+         r"fitted with 3 strata \(0, 1, 2\): pass strata="),
         (lambda m: m.predict_survival_function([[0.0, 0.0], [1, 1]], strata=[0, 7]),
          "strata has label 7 at row 1, which the model was not fitted on"),
         (lambda m: m.predict_median([[0.0, 0.0]], strata=["a"]), "label 'a' at row 0"),
@@ -381,3 +375,65 @@ def test_baseline_without_the_problems_sorted_rows(timefix):
         other = b.cumulative_hazard()[key]
         np.testing.assert_array_equal(other.time, curve.time)
         np.testing.assert_allclose(other.value, curve.value, rtol=1e-13)
+
+
+MEDIAN_REF = reference("r_median_reference.json")
+
+
+def _median_fit(entry):
+    d = table(entry["data"])
+    X = np.column_stack([d[c] for c in entry["covariates"]])
+    kw = {"strata": d[entry["strata"]]} if entry["strata"] else {}
+    if entry["weights"]:
+        kw["weights"] = d[entry["weights"]]
+    return CoxPH(ties=entry["ties"]).fit(X, d[entry["time"]], d[entry["event"]], **kw)
+
+
+@pytest.mark.parametrize("entry", MEDIAN_REF["fits"],
+                         ids=lambda e: f"{e['name']}-{e['ties']}")
+def test_median_equals_r_quantile_survfit(entry):
+    """R's rule: the first time S <= 0.5, the midpoint where S is 0.5 on an interval."""
+    m = _median_fit(entry)
+    rows = entry["rows"]
+    X = np.array([r["x"] for r in rows], dtype=np.float64)
+    strata = [r["stratum"] for r in rows] if entry["strata"] else None
+    got = m.predict_median(X, strata=strata)
+    want = np.array([np.inf if r["median"] is None else r["median"] for r in rows])
+    for g, w, r in zip(got, want, rows, strict=True):
+        assert g == w, (r["kind"], r["stratum"], g, w, entry["quantile_call"])
+    kinds = {r["kind"] for r in rows}
+    assert {"inner", "inner_low", "inner_out", "last_low", "last_high", "never"} <= kinds
+    # the rule matters: on 0.5 the median is later than the first time S <= 0.5 + 1e-6
+    at = {r["kind"]: i for i, r in enumerate(rows)}
+    assert got[at["inner"]] > got[at["inner_out"]]
+
+
+def test_stratified_prediction_without_strata_says_how():
+    entry = next(e for e in MEDIAN_REF["fits"] if e["strata"] and e["ties"] == "efron")
+    m = _median_fit(entry)
+    every = entry["without_strata"]
+    X = np.array(every["x"], dtype=np.float64)
+    for call in (m.predict_median, m.predict_cumulative_hazard, m.predict_survival_function):
+        with pytest.raises(ValueError) as info:
+            call(X)
+        msg = str(info.value)
+        assert "fitted with 2 strata (1.0, 2.0): pass strata= with one label per row" in msg
+        assert "np.repeat(X, 2, axis=0) with strata=list(model.baseline_survival_)" in msg
+    # the recipe of the message gives R's curves of every stratum for every row
+    k = len(m.baseline_survival_)
+    got = m.predict_median(np.repeat(X, k, axis=0),
+                           strata=list(m.baseline_survival_) * len(X))
+    want = np.array(every["median"], dtype=np.float64).T.ravel()  # R: [stratum][row]
+    np.testing.assert_array_equal(got, want, err_msg=every["survfit_call"])
+
+
+def test_median_rule_at_exact_half_without_r():
+    t = np.array([1.0, 2.0, 3.0, 4.0, 6.0])
+    h = np.array([0.1, 0.3, math.log(2.0), math.log(2.0), 1.0])
+    from graphpar._cox_baseline import median_times
+
+    # S = 0.5 on [3, 6): midpoint 4.5; riskier rows cross 0.5 at a time of the curve
+    np.testing.assert_array_equal(median_times(t, h, np.array([1.0, 3.0, 0.5])),
+                                  [4.5, 2.0, np.inf])
+    # ending exactly at 0.5: the midpoint of its first time and the curve's last time
+    np.testing.assert_array_equal(median_times(t[:4], h[:4], np.array([1.0])), [3.5])

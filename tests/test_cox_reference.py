@@ -6,23 +6,15 @@ written by datasets/survival/make_reference.R; R is not needed to run this test.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from r_reference import DATA, reference
+from r_reference import offset as _offset
 
 from graphpar import CoxPH
 from graphpar._cox_reader import read_csv
 
-DATA = Path(__file__).resolve().parent.parent / "datasets" / "survival"
-FITS = json.loads((DATA / "r_reference.json").read_text())["fits"]
-
-
-def _offset(table, expr):
-    # the offsets used in make_reference.R have the form "<number> * <column>"
-    factor, col = (s.strip() for s in expr.split("*"))
-    return float(factor) * table[col]
+FITS = reference("r_reference.json")["fits"]
 
 
 @pytest.mark.parametrize("ref", FITS, ids=lambda f: f"{f['name']}-{f['ties']}-pen{f['penalizer']}")

@@ -7,50 +7,25 @@ make_robust_reference.R (the R calls are recorded beside the values).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from r_reference import DATA, fit_arguments, reference
+from r_reference import table as read_table
 
 from graphpar import CoxPH
 
-DATA = Path(__file__).resolve().parent.parent / "datasets" / "survival"
-REF = json.loads((DATA / "r_robust_reference.json").read_text())
+REF = reference("r_robust_reference.json")
 FITS = REF["fits"]
 TOL = 1e-8
 
 
-def _read(name):
-    with open(DATA / name) as f:
-        head = f.readline().strip().split(",")
-    table = np.loadtxt(DATA / name, delimiter=",", skiprows=1, ndmin=2)
-    return {k: table[:, j] for j, k in enumerate(head)}
-
-
 def _fit(ref, **extra):
-    d = _read(ref["data"])
-    n = d[ref["time"]].size
-    X = np.column_stack([d[c] for c in ref["covariates"]])
-    kw = {}
-    if ref["strata"]:
-        kw["strata"] = d[ref["strata"]]
-    if ref["weights"]:
-        kw["weights"] = d[ref["weights"]]
-    if ref["offset"]:
-        assert ref["offset"] == "0.01 * age"
-        kw["offset"] = 0.01 * d["age"]
-    if ref["entry"]:
-        kw["entry"] = d[ref["entry"]]
-    if ref["cluster"] == "row":  # R's cluster(row), row = 1..n: the plain robust variance
-        kw["cluster"] = np.arange(n)
-    elif ref["cluster"]:
-        kw["cluster"] = d[ref["cluster"]]
-    else:
-        kw["robust"] = True
+    X, kw = fit_arguments(ref)
     kw.update(extra)
     model = CoxPH(ties=ref["ties"], penalizer=ref["penalizer"])
-    model.fit(X, d[ref["time"]], d[ref["event"]], **kw)
-    return model, n
+    model.fit(X, kw.pop("time"), kw.pop("event"), **kw)
+    return model, X.shape[0]
 
 
 def _close(got, want, tol=TOL):
@@ -85,7 +60,7 @@ def test_residuals_equal_r(ref):
     _close(M, ref["martingale"])
     rows, S = model.schoenfeld_residuals(return_rows=True)
     _close(S, ref["schoenfeld"])
-    d = _read(ref["data"])
+    d = read_table(ref["data"])
     # R's order: stratum, then time ascending; the rows are the events (R's row names,
     # the times, carry 15 significant digits: the 1e-12 jitter of veteran_years shows)
     np.testing.assert_allclose(d[ref["time"]][rows], ref["schoenfeld_time"], rtol=1e-11)
@@ -139,7 +114,7 @@ def test_summary_says_robust():
     np.testing.assert_allclose(table.se, model.se_)
     text = str(table)
     assert "robust se" in text and "se(coef)" in text
-    assert model.n_clusters_ == len(np.unique(_read(ref["data"])["litter"]))
+    assert model.n_clusters_ == len(np.unique(read_table(ref["data"])["litter"]))
 
 
 def test_model_based_by_default_and_cluster_codes_any_labels():
@@ -148,7 +123,7 @@ def test_model_based_by_default_and_cluster_codes_any_labels():
     assert not plain.robust_ and plain.n_clusters_ is None
     np.testing.assert_array_equal(plain.se_, plain.se_model_)
     _close(plain.se_, ref["model_se"])
-    d = _read(ref["data"])
+    d = read_table(ref["data"])
     labels = np.array([f"litter-{int(v)}" for v in d["litter"]])
     named, _ = _fit(ref, cluster=labels)
     _close(named.se_, ref["robust_se"])
@@ -169,42 +144,21 @@ def test_bad_robust_arguments():
         CoxPH().score_residuals()
 
 
-MPI_SCRIPT = """
-import numpy as np
-from mpi4py import MPI
-from graphpar.mpi import CoxPH
-comm = MPI.COMM_WORLD
-rank = comm.Get_rank()
-rng = np.random.default_rng(rank)
-X = rng.normal(size=(50, 2)); t = rng.exponential(size=50); e = np.ones(50)
-said = []
-for kw in ({"robust": True}, {"cluster": np.arange(50)}):
-    try:
-        CoxPH().fit(X, t, e, **kw)
-    except ValueError as exc:
-        said.append(f"{rank} refused {exc}")
-m = CoxPH().fit(X, t, e)
-try:
-    m.score_residuals()
-except ValueError as exc:
-    said.append(f"{rank} residuals {exc}")
-said.append(f"{rank} model-based {bool(np.array_equal(m.se_, m.se_model_))} {m.robust_}")
-everything = comm.gather(said)
-if rank == 0:  # one writer: the ranks' lines do not interleave
-    print("\\n".join(line for lines in everything for line in lines))
-"""
-
-
 @pytest.mark.mpi
-def test_mpi_refuses_robust_with_one_line_error():
-    from conftest import run_mpiexec
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_distributed_robust_equals_serial_and_r(nprocs):
+    """graphpar.mpi.CoxPH(robust=True / cluster=) on every recorded R fit, rows split 4 ways.
 
-    out = run_mpiexec(2, ["-c", MPI_SCRIPT], timeout=240)
-    assert out.returncode == 0, out.stderr[-2000:]
-    for rank in (0, 1):
-        assert out.stdout.count(f"{rank} refused graphpar.mpi.CoxPH has no robust variance") == 2
-        assert f"{rank} residuals residuals need the training rows" in out.stdout
-        assert f"{rank} model-based True False" in out.stdout
+    tests/mpi/cox_robust_checks.py: R's robust variance to 1e-8 and the serial
+    fit's to 1e-10, clusters scattered over the ranks, counting-process rows,
+    DataFrame fits with levels absent from some ranks, and the errors.
+    """
+    from conftest import run_mpi_script
+
+    res = run_mpi_script("cox_robust_checks.py", nprocs,
+                         env={"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"on {nprocs} ranks" in res.stdout and "ALL OK:" in res.stdout, res.stdout
 
 
 def test_cli_cluster_equals_r():
@@ -231,12 +185,21 @@ def test_cli_bad_cluster_column():
 
 
 @pytest.mark.mpi
-def test_cli_mpi_robust_one_line_error():
-    from capped import assert_one_line_error, run_capped
+def test_cli_mpi_cluster_equals_r():
+    from conftest import run_mpiexec
 
-    out = run_capped(["cox", str(DATA / "rats.csv"), "--time", "time", "--event", "status",
-                      "--robust"], ranks=2, timeout=240)
-    assert_one_line_error(out, "graphpar.mpi.CoxPH has no robust variance")
+    ref = next(f for f in FITS if f["name"] == "rats_weights_cluster_litter"
+               and f["ties"] == "efron")
+    out = run_mpiexec(3, ["-m", "graphpar", "cox", DATA / "rats.csv", "--time", "time",
+                          "--event", "status", "--weights", "w", "--cluster", "litter",
+                          "--json"], timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    assert len(lines) == 1, out.stdout  # rank 0 alone prints
+    fields = json.loads(lines[0])
+    _close(list(fields["se"].values()), ref["robust_se"])
+    _close(list(fields["se_model"].values()), ref["model_se"])
+    assert fields["variance"] == "robust" and fields["ranks"] == 3
 
 
 def test_dataframe_cluster_col_equals_r():

@@ -80,10 +80,10 @@ def register(sub) -> None:
                         "entry; each entry below its row's time (optional)")
     p.add_argument("--robust", action="store_true",
                    help="report the robust (sandwich) standard errors, R's coxph(robust = TRUE); "
-                        "the summary shows the model-based ones beside them (serial runs only)")
+                        "the summary shows the model-based ones beside them")
     p.add_argument("--cluster", metavar="COL",
                    help="cluster id column (numbers or text): cluster-robust standard errors, "
-                        "R's + cluster(id); implies --robust (optional, serial runs only)")
+                        "R's + cluster(id); implies --robust (optional)")
     p.add_argument("--covariates", metavar="A,B,C", help="comma-separated covariate columns")
     p.add_argument("--ties", choices=("efron", "breslow"), default="efron",
                    help="tie handling (default efron)")

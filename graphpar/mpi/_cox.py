@@ -43,6 +43,18 @@ never spans ranks), the per-stratum shifts are reduced with MAX, and every rank
 gathers all the groups in rank order, which is the serial order, and runs the
 serial :func:`graphpar._cox_baseline.baseline_from_groups` on them.
 
+The robust variance (:func:`dist_robust_variance`): each rank computes the
+score residuals of its rows from its tie groups, with the risk sums of its
+first stratum carried from the ranks before it and the hazard sums of its
+last stratum from the ranks after it (two ``allgather`` of ``1 + p`` numbers
+per rank); the dfbeta rows of a cluster (or the pieces of one
+counting-process row) are summed on one rank, whichever ranks hold them
+(``Alltoallv`` by key), and ``D' D`` is summed with one ``Allreduce``.
+
+DataFrames: each rank encodes its own rows with the levels of every rank
+(:func:`graphpar._cox_frame.merge_levels` on the gathered levels), so the
+columns are those of the serial fit of all the rows.
+
 The reduced quantities are identical on every rank, so Newton-Raphson takes
 the same steps everywhere, and the coefficients equal the serial fit's up to
 the order of floating-point sums.
@@ -58,6 +70,7 @@ import numpy as np
 from mpi4py import MPI
 
 from graphpar._cox import CoxPH as _SerialCoxPH
+from graphpar._cox import _frame_call
 from graphpar._cox_baseline import (
     GROUP_FIELDS,
     BaselineHazard,
@@ -66,11 +79,20 @@ from graphpar._cox_baseline import (
     strata_shift,
 )
 from graphpar._cox_problem import TIMEFIX_TOL, removal_cut, removal_rows, tie_code
+from graphpar._cox_residuals import (
+    SortedRows,
+    cluster_labels,
+    group_table,
+    hazard_terms,
+    robust_flag,
+    row_residuals,
+)
 from graphpar._validation import check_cox_arrays, check_cox_entry
 from graphpar.kernels import cox as K
 from graphpar.mpi.comm import get_comm, run_collectively
 
-__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "distribute_cox", "dist_baseline"]
+__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "distribute_cox", "dist_baseline",
+           "dist_robust_variance"]
 
 CHUNK_ROWS = 1 << 14   # rows per kernel chunk (the kernel's unit of parallel work)
 SAMPLES_PER_RANK = 256
@@ -157,6 +179,11 @@ class DistCoxProblem:
     n_local : int
         Rows this rank holds.
     feature_names : list of str
+    key : ndarray or None
+        Each local row's cluster index, or its global row number (with
+        ``keep_row_ids``); None when neither is kept.
+    n_clusters : int or None
+        Clusters in all the ranks' rows (None without ``cluster``).
     bytes_sent : int
         Bytes this rank sent in the evaluations so far.
     evaluation_seconds : list of float
@@ -164,8 +191,11 @@ class DistCoxProblem:
     """
 
     def __init__(self, X, time, event, strata, weights, offset, *, ties, comm, n_samples,
-                 n_events, center, feature_names, strata_labels=None):
+                 n_events, center, feature_names, strata_labels=None, key=None,
+                 n_clusters=None):
         self.comm = comm
+        self.key = key  # cluster index or global row number of each row (None: not kept)
+        self.n_clusters = n_clusters
         self.strata_labels = strata_labels  # every rank's labels, sorted (None: no strata)
         self.ties = tie_code(ties)
         self.X = np.ascontiguousarray(X, dtype=np.float64)
@@ -344,8 +374,8 @@ def _timefix(t_sorted_desc, comm, tol):
     return cut[np.searchsorted(uniq, t_sorted_desc)]
 
 
-def _global_labels(gathered):
-    """The sorted union of every rank's stratum labels (None entries: ranks without rows).
+def _global_labels(gathered, what: str = "strata"):
+    """The sorted union of every rank's labels (None entries: ranks without rows).
 
     Labels must be numbers on every rank or text on every rank: NumPy would
     quietly turn the numbers into text.
@@ -353,18 +383,19 @@ def _global_labels(gathered):
     parts = [u for u in gathered if u is not None]
     kinds = sorted({str(u.dtype) for u in parts})
     if len({u.dtype.kind in "biuf" for u in parts}) > 1:
-        raise TypeError("strata labels have types that cannot be compared across the ranks "
+        raise TypeError(f"{what} labels have types that cannot be compared across the ranks "
                         "(numbers on some, not on others): " + ", ".join(kinds))
     try:
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0)
     except TypeError:
-        raise TypeError("strata labels have types that cannot be compared across the ranks: "
-                        + ", ".join(kinds)) from None
+        raise TypeError(f"{what} labels have types that cannot be compared across the "
+                        "ranks: " + ", ".join(kinds)) from None
 
 
 def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
                    ties: str = "efron", timefix: bool = True, feature_names=None,
-                   row0: int | None = None, entry=None, comm=None) -> DistCoxProblem:
+                   row0: int | None = None, entry=None, cluster=None,
+                   keep_row_ids: bool = False, comm=None) -> DistCoxProblem:
     """Check, sort and split the rows every rank holds across the ranks in time order. Collective.
 
     Each rank runs the serial checks
@@ -397,6 +428,15 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
         its entry time with its weight negated
         (:class:`graphpar._cox_problem.CoxProblem`), so the scans need nothing
         else; ``n_local`` counts these rows too.
+    cluster : array_like, shape (n_local,), optional
+        Cluster ids (any sortable labels, as in :meth:`graphpar.CoxPH.fit`);
+        given on every rank or on none. The ranks agree on the sorted set of
+        labels and each row travels with its cluster's index in it
+        (``DistCoxProblem.key``; ``n_clusters``).
+    keep_row_ids : bool, default False
+        Without ``cluster``: let each row travel with its global row number
+        as its ``key`` (a removal row with its source row's), so that the
+        pieces of one row's residual can be summed after the sort.
     comm : mpi4py communicator, optional
         Default: :func:`graphpar.mpi.comm.get_comm`'s duplicate of ``COMM_WORLD``.
 
@@ -431,10 +471,13 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
         whole=False), comm)
     ent = run_collectively(lambda: check_cox_entry(entry, a.time, row0=row0), comm)
     n, p = a.X.shape
+    clab, ccodes = run_collectively(
+        lambda: cluster_labels(cluster, n, row0=row0) if cluster is not None else (None, None),
+        comm)
     labels = a.strata_labels if n else None
-    given = tuple(v is not None for v in (a.strata, a.weights, a.offset, ent))
+    given = tuple(v is not None for v in (a.strata, a.weights, a.offset, ent, cluster))
     info = comm.allgather((p, a.feature_names, given, n, int(np.count_nonzero(a.event)),
-                           labels))
+                           labels, clab if n else None))
 
     def agree():  # every rank decides on the same gathered values
         ps = [i[0] for i in info]
@@ -444,7 +487,7 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
             if i[1] != info[0][1]:
                 raise ValueError(f"feature names differ across ranks: {info[0][1]} on rank 0, "
                                  f"{i[1]} on rank {r}")
-        for k, name in enumerate(("strata", "weights", "offset", "entry")):
+        for k, name in enumerate(("strata", "weights", "offset", "entry", "cluster")):
             flags = [i[2][k] for i in info]
             if any(flags) != all(flags):
                 on = [r for r, f in enumerate(flags) if f]
@@ -454,9 +497,10 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
             raise ValueError("X has no rows")
         if sum(i[4] for i in info) == 0:
             raise ValueError("event has no events (every row is censored): nothing to fit")
-        return _global_labels([i[5] for i in info]) if given[0] else None
+        return (_global_labels([i[5] for i in info]) if given[0] else None,
+                _global_labels([i[6] for i in info], "cluster") if given[4] else None)
 
-    all_labels = run_collectively(agree, comm)
+    all_labels, all_clusters = run_collectively(agree, comm)
     n_samples = sum(i[3] for i in info)
     n_events = sum(i[4] for i in info)
     cols = [a.X, a.time[:, None], a.event.astype(np.float64)[:, None]]
@@ -468,6 +512,13 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
         codes = local[a.strata].astype(np.int64)
         cols.append(codes.astype(np.float64)[:, None])
         names.append("strata")
+    if all_clusters is not None:
+        local = np.searchsorted(all_clusters, clab) if n else np.zeros(0, np.int64)
+        cols.append(local[ccodes].astype(np.float64)[:, None])
+        names.append("key")
+    elif keep_row_ids:
+        cols.append((row0 + np.arange(n, dtype=np.float64))[:, None])
+        names.append("key")
     w = a.weights
     if ent is not None and w is None:
         w = np.ones(n)  # removal rows carry weight -1
@@ -501,7 +552,8 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
         np.ascontiguousarray(moved[:, :p] - mean), get["time"], get["event"] != 0,
         get.get("strata", np.zeros(moved.shape[0])), get.get("weights"), get.get("offset"),
         ties=ties, comm=comm, n_samples=n_samples, n_events=n_events, center=mean,
-        feature_names=a.feature_names, strata_labels=all_labels)
+        feature_names=a.feature_names, strata_labels=all_labels, key=get.get("key"),
+        n_clusters=None if all_clusters is None else len(all_clusters))
 
 
 def _with_removals(block, a, ent, codes, w, p, wcol, nstrata, timefix, comm):
@@ -560,6 +612,110 @@ def dist_baseline(problem: DistCoxProblem, coef: np.ndarray, ties: str) -> Basel
     return BaselineHazard(names, curves, np.asarray(problem.center, dtype=np.float64).copy(),
                           np.asarray(coef, dtype=np.float64).copy(), stratified,
                           problem.feature_names)
+
+
+def dist_robust_variance(problem: DistCoxProblem, coef: np.ndarray, var_model: np.ndarray,
+                         ties: str) -> np.ndarray:
+    """The robust (sandwich) variance ``D' D`` of the fit from every rank's rows. Collective.
+
+    ``D`` are the dfbeta rows ``w_i U_i V`` (:mod:`graphpar._cox_residuals`),
+    summed by ``problem.key`` first when it is kept (clusters, or the pieces
+    of one counting-process row). Each rank computes the score residuals of
+    its own rows with :func:`graphpar._cox_residuals.hazard_terms` on its tie
+    groups, given two carries: the risk sums of its first stratum from the
+    ranks before it, and the hazard sums of its last stratum from the ranks
+    after it (each one ``allgather`` of ``1 + p`` numbers per rank). Rows of
+    one key on several ranks are summed on the key's owner rank (key modulo
+    ranks, one ``Alltoallv``); the ``p x p`` products are summed with one
+    ``Allreduce``. The same on every rank; equal to the serial
+    :func:`graphpar._cox_residuals.robust_variance` up to the order of sums.
+
+    Examples
+    --------
+    >>> var = dist_robust_variance(problem, m.coef_, m.var_model_, "efron")  # doctest: +SKIP
+    """
+    comm = problem.comm
+    rank = comm.Get_rank()
+    labels = problem.strata_labels
+    nstrata = len(labels) if labels is not None else 1
+    coef = np.asarray(coef, dtype=np.float64)
+    n, p = problem.n_local, problem.p
+    eta = problem.X @ coef
+    if problem.offset.size:
+        eta += problem.offset
+    codes = problem.strata.astype(np.int64) if labels is not None else np.zeros(n, np.int64)
+    local = np.full(nstrata, -np.inf)
+    np.maximum.at(local, codes, eta)
+    shift = np.empty_like(local)
+    comm.Allreduce(local, shift, op=MPI.MAX)
+    shift[~np.isfinite(shift)] = 0.0
+    w = problem.w if problem.w.size else None
+    rows = SortedRows(problem.X, problem.time, problem.event, w,
+                      codes if labels is not None else None, eta, np.arange(n), nstrata)
+    groups = group_table(rows, shift)
+    first = int(codes[0]) if n else -1
+    last = int(codes[-1]) if n else -1
+    tail = groups["stratum"] == last
+    info = comm.allgather((n, first, last, float(groups["risk"][tail].sum()),
+                           groups["xrisk"][tail].sum(axis=0)))
+    carry = {"first": first, "risk": 0.0, "xrisk": np.zeros(p), "last": last, "H": 0.0,
+             "XH": np.zeros(p)}
+    sizes = [i[0] for i in info]
+    firsts = [i[1] for i in info]
+    for r in range(rank):  # the rows of my first stratum on the ranks before me
+        if info[r][0] and info[r][2] == first:
+            carry["risk"] += info[r][3]
+            carry["xrisk"] += info[r][4]
+    terms = hazard_terms(groups, ties, nstrata, carry)
+    head = groups["stratum"] == first
+    info = comm.allgather((float(terms["dH"][head].sum()), terms["dXH"][head].sum(axis=0)))
+    # dH depends on the risk carry: the hazard carry of the earlier times comes second
+    later = [info[r] for r in range(rank + 1, comm.Get_size()) if sizes[r] and firsts[r] == last]
+    if later and n:
+        tail_groups = groups["stratum"] == last
+        terms["H_before"][tail_groups] += sum(h for h, _ in later)
+        terms["XH_before"][tail_groups] += sum(x for _, x in later)
+    score = row_residuals(rows, groups["starts"], terms, shift)[0]
+    wu = score * w[:, None] if w is not None else score
+    if problem.key is not None:
+        wu = _sum_by_key(wu, problem.key, comm)
+    total = np.empty((p, p))
+    comm.Allreduce(np.ascontiguousarray(wu.T @ wu), total, op=MPI.SUM)
+    V = np.asarray(var_model, dtype=np.float64)
+    return V.T @ total @ V  # D = wU V: D'D = V' (wU)' (wU) V
+
+
+def _sum_by_key(values: np.ndarray, key: np.ndarray, comm) -> np.ndarray:
+    """The rows of ``values`` summed by ``key`` over all ranks, each key on one rank (collective).
+
+    Key ``k`` is summed on rank ``k % size``; returns that rank's sums (one row per key).
+    """
+    size = comm.Get_size()
+    p = values.shape[1]
+    keys, part = _key_sums(key, values)
+    if size == 1:
+        return part
+    owner = keys.astype(np.int64) % size
+    order = np.argsort(owner, kind="stable")
+    send = np.ascontiguousarray(np.column_stack([keys, part])[order])
+    scounts = np.bincount(owner, minlength=size).astype(np.int64) * (p + 1)
+    rcounts = np.empty(size, dtype=np.int64)
+    comm.Alltoall(scounts, rcounts)
+    sdispl = np.concatenate(([0], np.cumsum(scounts)[:-1])).astype(np.int64)
+    rdispl = np.concatenate(([0], np.cumsum(rcounts)[:-1])).astype(np.int64)
+    recv = np.empty((int(rcounts.sum()) // (p + 1), p + 1))
+    comm.Alltoallv([send, (scounts, sdispl), MPI.DOUBLE], [recv, (rcounts, rdispl), MPI.DOUBLE])
+    return _key_sums(recv[:, 0], recv[:, 1:])[1]
+
+
+def _key_sums(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys and the sums of the rows of ``values`` of each."""
+    keys, inv = np.unique(key, return_inverse=True)
+    inv = inv.ravel()
+    sums = np.empty((keys.size, values.shape[1]))
+    for j in range(values.shape[1]):
+        sums[:, j] = np.bincount(inv, weights=values[:, j], minlength=keys.size)
+    return keys, sums
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -652,9 +808,12 @@ class CoxPH(_SerialCoxPH):
                          timefix=timefix)
         self.comm = comm
 
-    def fit(self, X, time, event, strata=None, weights=None, offset=None, *, entry=None,
-            feature_names=None, progress: bool | None = False, robust=None,
-            cluster=None) -> CoxPH:
+    def fit(self, X, time=None, event=None, strata=None, weights=None, offset=None, *,
+            entry=None, robust: bool | None = None, cluster=None, feature_names=None,
+            progress: bool | None = False, duration_col: str | None = None,
+            event_col: str | None = None, entry_col: str | None = None,
+            weights_col: str | None = None, cluster_col: str | None = None,
+            formula: str | None = None, categorical: list[str] | None = None) -> CoxPH:
         """Fit the model on the rows of every rank; return ``self``. Collective.
 
         Parameters
@@ -664,11 +823,19 @@ class CoxPH(_SerialCoxPH):
             rank may hold none; the ranks' rows in rank order are the data
             set, and error messages number the rows so). The optional arrays
             are given on every rank or on none.
+        robust, cluster
+            As in :meth:`graphpar.CoxPH.fit`: the robust (sandwich) variance,
+            summed within clusters when ``cluster`` (this rank's rows' ids) is
+            given; a cluster may have rows on several ranks
+            (:func:`dist_robust_variance`). Equal to the serial fit's.
         progress : bool or None, default False
             As in :meth:`graphpar.CoxPH.fit`; only rank 0 reports.
-        robust, cluster
-            Not available in the distributed fit yet (a ValueError says so):
-            fit :class:`graphpar.CoxPH` serially for the robust variance.
+        duration_col, event_col, entry_col, weights_col, cluster_col, formula, categorical
+            With a DataFrame ``X`` (this rank's rows), as in
+            :meth:`graphpar.CoxPH.fit`. The ranks agree on the levels of every
+            categorical column, so a level absent from one rank's rows still
+            gets its column there and every rank encodes the same columns as
+            the serial fit of all the rows.
 
         Returns
         -------
@@ -685,19 +852,21 @@ class CoxPH(_SerialCoxPH):
 
         Examples
         --------
-        >>> model = CoxPH().fit(X_mine, t_mine, e_mine)  # doctest: +SKIP
+        >>> model = CoxPH().fit(X_mine, t_mine, e_mine, cluster=id_mine)  # doctest: +SKIP
+        >>> frame = CoxPH().fit(df_mine, duration_col="week", event_col="arrest")  # doctest: +SKIP
         """
+        call = dict(locals())
         comm = get_comm(self.comm)
+        if run_collectively(lambda: _frame_call(X, time, event, duration_col, event_col,
+                                                entry_col, weights_col, cluster_col, formula,
+                                                categorical), comm):
+            return self._fit_frame(call)
+        self._design = None
+        self._strata_columns = None
         run_collectively(self._check_params, comm)
-
-        def no_robust():
-            if robust or cluster is not None:
-                raise ValueError("graphpar.mpi.CoxPH has no robust variance yet (robust=, "
-                                 "cluster=): fit graphpar.CoxPH serially for it")
-
-        run_collectively(no_robust, comm)
+        want_robust = run_collectively(lambda: robust_flag(robust, cluster is not None), comm)
         params = (self.ties, float(self.penalizer), float(self.tol), int(self.max_iter),
-                  bool(self.timefix))
+                  bool(self.timefix), want_robust)
         every = comm.allgather(params)
 
         def same_params():
@@ -705,20 +874,52 @@ class CoxPH(_SerialCoxPH):
                 if q != params:
                     raise ValueError(
                         "CoxPH parameters differ across ranks: (ties, penalizer, tol, "
-                        f"max_iter, timefix) = {every[0]} on rank 0, {q} on rank {r}")
+                        f"max_iter, timefix, robust) = {every[0]} on rank 0, {q} on rank {r}")
 
         run_collectively(same_params, comm)
         start = perf_counter()
         problem = distribute_cox(X, time, event, strata, weights, offset, ties=self.ties,
                                  timefix=bool(self.timefix), feature_names=feature_names,
-                                 entry=entry, comm=comm)
+                                 entry=entry, cluster=cluster,
+                                 keep_row_ids=want_robust and entry is not None, comm=comm)
         setup = perf_counter() - start
         # not run_collectively: every decision of the Newton loop is taken on values
         # identical on every rank, so an error (collinear covariates) is raised everywhere
         self._fit_problem(problem, progress if comm.Get_rank() == 0 else False)
         self._set_baseline(dist_baseline(problem, self.coef_, self.ties))
+        self.robust_ = want_robust
+        self.n_clusters_ = problem.n_clusters
+        if want_robust:
+            self.var_ = dist_robust_variance(problem, self.coef_, self.var_model_, self.ties)
+            self.se_ = np.sqrt(np.maximum(np.diag(self.var_), 0.0))
         self.mpi_stats_ = _stats(problem, setup, comm)
         return self
+
+    def _frame_arguments(self, X, frame_kw: dict, call: dict):
+        """:func:`graphpar._cox_frame.frame_fit_arguments` with levels agreed by every rank."""
+        from graphpar._cox_frame import frame_fit_arguments, merge_levels
+
+        comm = get_comm(self.comm)
+        kw, design, scols = run_collectively(lambda: frame_fit_arguments(
+            X, **frame_kw, strata=call["strata"], offset=call["offset"], time=call["time"],
+            event=call["event"], weights=call["weights"]), comm)
+        every = comm.allgather((design.names, design.levels()))
+
+        def agree():
+            merged = merge_levels([e[1] for e in every])
+            if merged == design.levels() and all(e[0] == every[0][0] for e in every):
+                return None
+            return merged
+
+        merged = run_collectively(agree, comm)
+        if merged is not None:  # some rank lacks a level: encode with the levels of all
+            def encode():
+                d = design.with_levels(merged)
+                return d, d.matrix(X)
+
+            design, kw["X"] = run_collectively(encode, comm)
+            kw["feature_names"] = list(design.names)
+        return kw, design, scols
 
 
 def _stats(problem: DistCoxProblem, setup: float, comm) -> CoxMPIStats:
