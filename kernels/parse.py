@@ -13,18 +13,19 @@ Result slots (``res``, int64, length :data:`RES_SIZE`):
 ``res[3]`` number of weights left for the exact slow path (see below),
 ``res[4]`` column (0 = first vertex, 1 = second vertex, 2 = weight) of the problem.
 
-Weights are parsed exactly in the kernel when the decimal mantissa has at most
-18 significant digits and the decimal exponent is within +-22: up to 15 digits
-by one correctly rounded IEEE operation, 16 to 18 digits (e.g. Python's 17-digit
-``repr``) by a candidate certified with an error-free double-double residual
-(:func:`_verified_scale`). Any other numeric-looking token (17-digit reprs,
-``inf``, ``nan``, huge exponents) is written as NaN and its record index and
-byte offset are stored in ``slow[j, 0]`` and ``slow[j, 1]``; the caller
-converts those few tokens with a correctly rounded parser
-(:func:`gather_tokens` + ``numpy.astype``).
+Weights are scanned, not converted, in the kernel: each record stores its
+decimal mantissa and exponent (``mant``, ``e10``), which
+:func:`decimal_values` turns into float64 exactly, vectorised in NumPy, when
+the mantissa has at most 18 significant digits and the decimal exponent is
+within +-22: up to 15 digits by one correctly rounded IEEE operation, 16 to 18
+digits (e.g. Python's 17-digit ``repr``) by a candidate certified with an
+error-free double-double residual (:func:`_verified_scale`). Keeping floating
+point out of the kernel halves its compile time. Any other numeric-looking
+token (``inf``, ``nan``, more digits, huge exponents) and any 16 to 18 digit
+one has its record index and byte offset stored in ``slow[j, 0]`` and
+``slow[j, 1]``; the caller converts the tokens :func:`decimal_values` leaves
+NaN with a correctly rounded parser (:func:`gather_tokens` + ``numpy.astype``).
 """
-
-import math
 
 import numpy as np
 from numba import njit
@@ -70,16 +71,20 @@ def _skip_line(buf, i):
 
 
 @njit(cache=True)
-def _parse_weight(buf, i, pow10):
-    """Parse a number token at ``buf[i]``. Returns (value, end, status).
+def _parse_weight(buf, i):
+    """Scan a number token at ``buf[i]``. Returns ``(mant, e10, end, status)``.
 
-    status 0: exact value; 1: numeric but needs the slow path; 2: not a number.
+    status 0: the value is ``mant * 10**(e10 >> 1)``, negated when ``e10 & 1``,
+    with ``0 <= mant < 10**18`` and ``|e10 >> 1| <= 22``; 1: numeric but for the
+    slow path (``mant`` -1); 2: not a number. No floating point here: the
+    conversion is :func:`decimal_values`, vectorised (compiling it costs seconds).
     """
     n = buf.size
     start = i
-    neg = False
+    neg = 0
     if i < n and (buf[i] == 43 or buf[i] == 45):  # '+' or '-'
-        neg = buf[i] == 45
+        if buf[i] == 45:
+            neg = 1
         i += 1
     mant = np.int64(0)
     sig = 0
@@ -143,36 +148,59 @@ def _parse_weight(buf, i, pow10):
                 break
             k += 1
         if allowed and k > j:
-            return np.nan, k, 1
+            return np.int64(-1), 0, k, 1
         while i < n and not _is_delim(buf[i]):
             i += 1
-        return np.nan, i, 2
+        return np.int64(-1), 0, i, 2
     if sig == 0:
-        return -0.0 if neg else 0.0, i, 0
+        return mant, neg, i, 0
     if sig > 18 or exp10 > 22 or exp10 < -22:
-        return np.nan, i, 1
-    if sig <= 15:
-        # Clinger's fast path: both operands exact, one correctly rounded operation
-        v = float(mant)
-        if exp10 >= 0:
-            v = v * pow10[exp10]
-        else:
-            v = v / pow10[-exp10]
-    else:
-        v = _verified_scale(mant, exp10, pow10)
-        if np.isnan(v):
-            return np.nan, i, 1
-    return -v if neg else v, i, 0
+        return np.int64(-1), 0, i, 1
+    return mant, 2 * exp10 + neg, i, 0
 
 
-@njit(cache=True, inline="always")
+EXACT_MANTISSA = 10**15  # mantissas below this convert by one correctly rounded operation
+
+
+def decimal_values(mant, e10, out):
+    """Write the float64 values of scanned decimals (:func:`parse_edges`) into ``out``, exactly.
+
+    ``mant`` (int64, ``0 <= mant < 10**18``) and ``e10`` (``2 * exp10 + negative``,
+    ``|exp10| <= 22``) as the kernel stores them. Mantissas below 10**15 (at
+    most 15 digits) take Clinger's fast path: both operands are exact, so one
+    IEEE multiplication or division is correctly rounded. Longer ones (16 to
+    18 digits, e.g. Python's 17-digit ``repr``) take :func:`_verified_scale`;
+    the few it cannot certify come out NaN, for the caller's correctly rounded
+    slow path. NumPy, not compiled: the same IEEE operations, no compile time.
+
+    Examples
+    --------
+    >>> out = np.empty(3)
+    >>> decimal_values(np.array([5, 25, 1]), np.array([0, 2 * -1 + 1, 2 * 3]), out)
+    >>> out.tolist()
+    [5.0, -2.5, 1000.0]
+    """
+    e = e10 >> 1
+    np.copyto(out, mant, casting="unsafe")
+    if e.any():
+        up = np.flatnonzero(e > 0)
+        out[up] *= _POW10[e[up]]
+        down = np.flatnonzero(e < 0)
+        out[down] /= _POW10[-e[down]]
+    long = np.flatnonzero(mant >= EXACT_MANTISSA)
+    if long.size:
+        out[long] = _verified_scale(mant[long], e[long])
+    neg = np.flatnonzero(e10 & 1)
+    if neg.size:
+        out[neg] = -out[neg]
+
+
 def _split(a):
     c = 134217729.0 * a  # Dekker's split: 2**27 + 1
     hi = c - (c - a)
     return hi, a - hi
 
 
-@njit(cache=True, inline="always")
 def _two_prod(a, b):
     # a * b == p + err exactly (Dekker), barring overflow and underflow
     p = a * b
@@ -182,49 +210,49 @@ def _two_prod(a, b):
     return p, err
 
 
-@njit(cache=True, inline="always")
-def _residual(q, hi, lo, d, mul):
-    """(exact - q) for exact = (hi + lo) * d (``mul``), or (exact - q) * d for (hi + lo) / d."""
-    if mul:
-        p1, e1 = _two_prod(hi, d)
-        p2, e2 = _two_prod(lo, d)
-        return (p1 - q) + e1 + p2 + e2
-    p, e = _two_prod(q, d)
-    return ((hi - p) + lo) - e
-
-
-@njit(cache=True)
-def _verified_scale(mant, exp10, pow10):
-    """``mant * 10**exp10`` correctly rounded, or NaN when that cannot be certified.
+def _verified_scale(mant, exp10):
+    """``mant * 10**exp10`` correctly rounded, element by element, or NaN where that cannot
+    be certified.
 
     For ``0 < mant < 10**18`` and ``|exp10| <= 22``: a candidate ``q`` from two
     rounded operations is within an ulp or so; the residual ``exact - q`` is
     computed in double-double (error-free products, Sterbenz subtractions)
     and ``q`` is accepted only when the residual is clearly below half an ulp,
     i.e. ``q`` is the correctly rounded value; otherwise the neighbour towards
-    the exact value is tried. Rare near-ties return NaN (slow path).
+    the exact value is tried. Rare near-ties give NaN (slow path).
     """
     lo_i = mant % 2048
-    hi = float(mant - lo_i)  # at most 53 significant bits: exact
-    lo = float(lo_i)
+    hi = (mant - lo_i).astype(np.float64)  # at most 53 significant bits: exact
+    lo = lo_i.astype(np.float64)
     mul = exp10 >= 0
-    d = pow10[exp10] if mul else pow10[-exp10]
-    q = (hi + lo) * d if mul else (hi + lo) / d
-    scale = 1.0 if mul else d
+    d = _POW10[np.abs(exp10)]
+    with np.errstate(all="ignore"):  # both branches of np.where are computed
+        return _verify(hi, lo, d, mul)
+
+
+def _verify(hi, lo, d, mul):
+    q = np.where(mul, (hi + lo) * d, (hi + lo) / d)
+    scale = np.where(mul, 1.0, d)
+    # (exact - q) for exact = (hi + lo) * d, or (exact - q) * d for (hi + lo) / d
+    p1, e1 = _two_prod(hi, d)
+    p2, e2 = _two_prod(lo, d)
+    out = np.full(q.size, np.nan)
+    open_ = np.ones(q.size, dtype=bool)
     for _ in range(3):
-        fr, ex = math.frexp(q)
-        if fr == 0.5:  # a power of two: the ulp below is half as large
-            return np.nan
-        ulp = math.ldexp(1.0, ex - 53)
-        resid = _residual(q, hi, lo, d, mul)
-        if abs(resid) < 0.5 * ulp * scale * (1.0 - 1.0 / 1048576.0):
-            return q
-        q = q + ulp if resid > 0 else q - ulp
-    return np.nan
+        fr, ex = np.frexp(q)
+        open_ &= fr != 0.5  # a power of two: the ulp below is half as large
+        ulp = np.ldexp(1.0, ex - 53)
+        p, e = _two_prod(q, d)
+        resid = np.where(mul, (p1 - q) + e1 + p2 + e2, ((hi - p) + lo) - e)
+        ok = open_ & (np.abs(resid) < 0.5 * ulp * scale * (1.0 - 1.0 / 1048576.0))
+        out[ok] = q[ok]
+        open_ &= ~ok
+        q = np.where(resid > 0, q + ulp, q - ulp)
+    return out
 
 
 @njit(cache=True)
-def parse_edges(buf, kind, base, nbound, ncols, max_records, src, dst, w, slow, res):
+def parse_edges(buf, kind, base, nbound, ncols, max_records, src, dst, mant, e10, slow, res):
     """Parse the records of a body slice into preallocated edge arrays.
 
     Parameters
@@ -245,16 +273,16 @@ def parse_edges(buf, kind, base, nbound, ncols, max_records, src, dst, w, slow, 
     src, dst : int64[:]
         Output vertex ids (0-based), capacity at least the number of records
         (the number of newlines in ``buf`` plus one always suffices).
-    w : float64[:]
-        Output weights, same capacity.
+    mant, e10 : int64[:]
+        Output weights as scanned decimals, same capacity (with ``ncols`` 2:
+        mantissa 1, ``e10`` 0); :func:`decimal_values` converts them.
     slow : int64[:, 2]
-        Record index and byte offset of each weight needing the exact slow path,
-        same capacity.
+        Record index and byte offset of each weight that :func:`decimal_values`
+        may not convert (16 to 18 digits) or cannot (``mant`` -1), same capacity.
     res : int64[RES_SIZE]
         Output status (see the module docstring).
     """
     n = buf.size
-    pow10 = _POW10
     i = 0
     count = 0
     nslow = 0
@@ -342,18 +370,20 @@ def parse_edges(buf, kind, base, nbound, ncols, max_records, src, dst, w, slow, 
                 where = i
                 break
             tok = i
-            val, i, status = _parse_weight(buf, i, pow10)
+            m, e, i, status = _parse_weight(buf, i)
             if status == 2:
                 code = E_NOT_NUMBER
                 where = tok
                 break
-            if status == 1:
+            if status == 1 or m >= EXACT_MANTISSA:
                 slow[nslow, 0] = count
                 slow[nslow, 1] = tok
                 nslow += 1
-            w[count] = val
+            mant[count] = m
+            e10[count] = e
         else:
-            w[count] = 1.0
+            mant[count] = 1
+            e10[count] = 0
         while i < n and _is_blank(buf[i]):
             i += 1
         if i < n and buf[i] != 10:

@@ -285,6 +285,53 @@ def test_many_long_decimals_are_exact():
     np.testing.assert_array_equal(r.weights, [float(t) for t in texts])
 
 
+def test_decimal_values_certifies_long_mantissas_exactly():
+    # 16 to 18 digit mantissas: certified by the double-double residual, or left NaN
+    # for the correctly rounded slow parser, never a wrong value
+    from graphpar.kernels.parse import decimal_values
+
+    rng = np.random.default_rng(5)
+    k = 40_000
+    mant = rng.integers(10**15, 10**18, k)
+    exp = rng.integers(-22, 23, k)
+    neg = rng.random(k) < 0.5
+    out = np.empty(k)
+    decimal_values(mant, 2 * exp + neg, out)
+    expected = np.array([float(f"{'-' if s else ''}{m}e{e}")
+                         for m, e, s in zip(mant.tolist(), exp.tolist(), neg.tolist(),
+                                             strict=True)])
+    done = ~np.isnan(out)
+    np.testing.assert_array_equal(out[done], expected[done])
+    assert done.mean() > 0.99  # the slow path is for rare near-ties only
+
+
+def test_decimal_values_short_mantissas_and_signed_zeros():
+    from graphpar.kernels.parse import decimal_values
+
+    mant = np.array([0, 0, 7, 123456789012345, 5, 999999999999999])
+    e10 = np.array([0, 1, 2 * 22, 2 * -22 + 1, 2 * -1, 2 * 7])
+    out = np.empty(mant.size)
+    decimal_values(mant, e10, out)
+    expected = [0.0, -0.0, 7e22, -123456789012345e-22, 0.5, 999999999999999e7]
+    np.testing.assert_array_equal(out, expected)
+    assert np.signbit(out).tolist() == [False, True, False, True, False, False]
+
+
+def test_exact_weights_when_the_records_fill_several_buffers(monkeypatch):
+    # the slow path and the certified path in a body parsed in several pieces
+    import graphpar.io._text as text
+
+    monkeypatch.setattr(text, "_CHUNK_RECORDS", 7)
+    rng = np.random.default_rng(3)
+    values = rng.random(50) * 10.0 ** rng.integers(-30, 30, 50)
+    tokens = [repr(v) for v in values.tolist()] + ["inf", "-0", "1e400", "12.5"]
+    body = "".join(f"{i} {i + 1} {t}\n" for i, t in enumerate(tokens)).encode()
+    r = parse_body(body, parse_header(b"", "wel"))
+    assert r.error is None
+    np.testing.assert_array_equal(r.weights, [float(t) for t in tokens])
+    assert np.signbit(r.weights[-3])
+
+
 # ---------------------------------------------------------------- round trips
 
 

@@ -457,25 +457,43 @@ def _parse_piece(arr, header: GraphHeader, cap: int) -> tuple[ParsedBody, int]:
     """Parse at most ``cap`` records of ``arr``; return them and where parsing stopped."""
     src = np.empty(cap, dtype=np.int64)
     dst = np.empty(cap, dtype=np.int64)
-    w = np.empty(cap, dtype=np.float64)
+    # zeros, so that the slot after the last record converts harmlessly when unwritten
+    mant = np.zeros(cap, dtype=np.int64)
+    e10 = np.zeros(cap, dtype=np.int64)
     slow = np.empty((cap, 2), dtype=np.int64)
     res = np.zeros(_k.RES_SIZE, dtype=np.int64)
     _k.parse_edges(
         arr, _KIND[header.format], header.base, header.bound, header.ncols, cap,
-        src, dst, w, slow, res,
+        src, dst, mant, e10, slow, res,
     )
     count, code, where, nslow, col = (int(x) for x in res)
     error = None if code == _k.OK else BodyError(code, where, col)
+    # converts one record more than parsed: a weight whose record failed after it (extra
+    # columns) may hold the earlier error
+    k = min(count + 1, cap)
+    w = np.empty(cap, dtype=np.float64)
+    if header.ncols >= 3:
+        _k.decimal_values(mant[:k], e10[:k], w[:k])
+    else:
+        w[:k] = 1.0
     if nslow:
-        bad = _slow_weights(arr, slow[:nslow], w)
+        bad = _slow_weights(arr, slow[:nslow], mant, w)
         if bad is not None and (error is None or bad[1] < error.offset):
             count = bad[0]
             error = BodyError(_k.E_NOT_NUMBER, bad[1], 2)
     return ParsedBody(src[:count], dst[:count], w[:count], error), where
 
 
-def _slow_weights(arr, slow, w):
-    """Convert the weights the kernel left to us exactly; return (record, offset) of a bad one."""
+def _slow_weights(arr, slow, mant, w):
+    """Convert the weights the kernel left to us exactly; return (record, offset) of a bad one.
+
+    :func:`~graphpar.kernels.parse.decimal_values` has converted those of 16 to 18
+    digits it could certify; the rest go to NumPy's correctly rounded parser.
+    """
+    rec = slow[:, 0]
+    slow = slow[(mant[rec] < 0) | np.isnan(w[rec])]
+    if slow.size == 0:
+        return None
     offsets = np.ascontiguousarray(slow[:, 1])
     k = offsets.size
     width = int(_k.token_width(arr, offsets, k))
@@ -678,15 +696,24 @@ def first_bad_weight(w: np.ndarray, rule: str) -> tuple[int, int]:
     >>> first_bad_weight(np.array([1.0, -2.0, np.nan]), "nonnegative")
     (1, 2)
     """
-    from graphpar.kernels import csr as _csr
-
     if w.size == 0:
         return -1, 0
-    chunks = 64 if w.size >= 1 << 20 else 1
-    k, code, _ = _csr.first_bad_weight(
-        w, rule in ("nonnegative", "finite"), rule == "finite", chunks
-    )
-    return int(k), int(code)
+    # NumPy, not the kernel of validate_graph: a reader parses far more slowly than two
+    # vectorised passes, and a cold read then compiles one kernel less
+    lo, hi = float(w.min()), float(w.max())  # NaN when any weight is NaN
+    negative = rule != "any" and lo < 0
+    infinite = rule == "finite" and (hi == np.inf or lo == -np.inf)
+    if lo == lo and not negative and not infinite:
+        return -1, 0
+    bad = np.isnan(w)
+    if rule != "any":
+        bad |= w < 0
+    if rule == "finite":
+        bad |= np.isinf(w)
+    k = int(np.argmax(bad))
+    if w[k] != w[k]:
+        return k, 1
+    return k, 2 if rule != "any" and w[k] < 0 else 3
 
 
 def bad_weight_message(code: int, token: str, where: str) -> str:
