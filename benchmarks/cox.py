@@ -9,14 +9,24 @@ arrays are X (N x p float64), time (float64) and event (bool).
 Each case prints the whole fit (median of the repeats), the time of one
 likelihood + gradient + Hessian evaluation ("per iteration"), the Newton
 iterations, the peak memory of the fit above the process's size before it, and
-its ratio to the input arrays' size. Ratios "x" are NumPy's time over ours;
+its ratio to the input arrays' size, and ``k``: the peak as ``k * N * 8`` bytes
+(what a fit holds beyond its input). Ratios "x" are NumPy's time over ours;
 "cpu s" is the fit's CPU time summed over threads (less sensitive than wall time
 to other load on a shared machine).
+
+``--stages`` times, in one process, the parts of a graphpar fit (sorting and
+setup, each Newton evaluation, the baseline) against two references measured in
+the same run: a memory-bandwidth pass over X (a sum of all its entries) and one
+evaluation of the vectorised NumPy reference; it prints CPU and wall seconds and
+their ratios, so that a loaded machine still gives comparable figures.
+``--entry`` also fits ``(start, stop]`` data (half of the rows entering late) and
+prints its cost relative to the right-censored fit of the same N.
 
 Usage::
 
     python benchmarks/cox.py                      # N = 1e5, 1e6, 1e7 at 2 threads
     python benchmarks/cox.py --sizes 1e5 1e6 --threads 1 2 --repeat 3
+    python benchmarks/cox.py --n 1e7 --p 10 --stages --entry   # the issue's case, by stage
     python benchmarks/cox.py --cold               # first fits in a fresh NUMBA_CACHE_DIR
 """
 
@@ -35,6 +45,13 @@ import numpy as np
 
 P = 10
 TRUE_BETA = np.linspace(-0.5, 0.5, P)
+
+
+def set_p(p: int) -> None:
+    """Use ``p`` covariates (coefficients evenly spaced in [-0.5, 0.5])."""
+    global P, TRUE_BETA
+    P = int(p)
+    TRUE_BETA = np.linspace(-0.5, 0.5, P)
 
 
 def make_data(n: int, seed: int = 0):
@@ -224,8 +241,8 @@ def child(method: str, n: int, threads: int, repeat: int, timeout: float,
                OMP_NUM_THREADS=str(threads))
     if wait_policy:
         env["OMP_WAIT_POLICY"] = wait_policy
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--case", method, str(n),
-           str(threads), str(repeat)]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--p", str(P), "--case", method,
+           str(n), str(threads), str(repeat)]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -237,9 +254,86 @@ def child(method: str, n: int, threads: int, repeat: int, timeout: float,
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def entry_times(t: np.ndarray, seed: int = 1) -> np.ndarray:
+    """Entry times for ``(start, stop]`` data: half of the rows enter at a uniform share of
+    their time, the others at 0."""
+    rng = np.random.default_rng(seed)
+    start = t * rng.uniform(0.0, 0.9, t.size)
+    start[rng.random(t.size) < 0.5] = 0.0
+    return start
+
+
+def _timed(fn, repeat: int):
+    """Median (cpu, wall) seconds of ``repeat`` calls and the last result."""
+    cpus, walls = [], []
+    out = None
+    for _ in range(repeat):
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = fn()
+        cpus.append(time.process_time() - c0)
+        walls.append(time.perf_counter() - w0)
+    return statistics.median(cpus), statistics.median(walls), out
+
+
+def stages(n: int, threads: int, repeat: int, entry: bool) -> None:
+    """Print the parts of one graphpar fit and the same-run references (see the docstring)."""
+    from graphpar import CoxPH
+    from graphpar._cox_problem import CoxProblem
+    from graphpar._validation import check_cox_arrays
+    from graphpar.threads import set_threads
+
+    set_threads(threads)
+    X, t, e = make_data(n)
+    start = entry_times(t) if entry else None
+    print(f"stages: N = {n}, p = {P}, {threads} threads, medians of {repeat}; "
+          f"load average {os.getloadavg()}")
+    for ties in ("breslow", "efron"):
+        CoxPH(ties=ties).fit(X[:5000], t[:5000], e[:5000],
+                             entry=None if start is None else start[:5000])  # compile
+    bw_c, bw_w, _ = _timed(lambda: X.sum(), repeat)
+    order = np.argsort(-t, kind="stable")
+    Xs = X[order]
+
+    def numpy_eval(Xs):  # one evaluation of the NumPy reference, on sorted rows
+        eta = Xs @ TRUE_BETA
+        r = np.exp(eta - eta.max())
+        s1 = np.cumsum(r[:, None] * Xs, axis=0)
+        return Xs.T @ (Xs * r[:, None]), s1[-1]
+
+    np_c, np_w, _ = _timed(lambda: numpy_eval(Xs), repeat)
+    Xs = None  # free it before the fits
+    print(f"  {'reference pass over X (X.sum())':<42} cpu {bw_c:7.3f}  wall {bw_w:7.3f}")
+    print(f"  {'NumPy evaluation (eta, exp, S1, Gram)':<42} cpu {np_c:7.3f}  wall {np_w:7.3f}")
+    for ties in ("breslow", "efron"):
+        arrays = check_cox_arrays(X, t, e)
+        su_c, su_w, prob = _timed(lambda: CoxProblem(arrays, ties), 1)  # noqa: B023
+        ev_c, ev_w, _ = _timed(lambda: prob.evaluate(TRUE_BETA), repeat)  # noqa: B023
+        prob = None
+        fit_c, fit_w, m = _timed(lambda: CoxPH(ties=ties).fit(X, t, e), repeat)  # noqa: B023
+        print(f"  {ties}: {m.n_iter_} Newton steps")
+        print(f"    {'setup (sort, time fix, permuted copy)':<40} cpu {su_c:7.3f}  "
+              f"wall {su_w:7.3f}")
+        print(f"    {'one evaluation (ll, gradient, Hessian)':<40} cpu {ev_c:7.3f}  "
+              f"wall {ev_w:7.3f}   = {ev_c / bw_c:5.1f} x the pass over X, "
+              f"{ev_c / np_c:5.2f} x NumPy's (cpu)")
+        print(f"    {'whole fit':<40} cpu {fit_c:7.3f}  wall {fit_w:7.3f}")
+        if start is not None:
+            en_c, en_w, me = _timed(
+                lambda: CoxPH(ties=ties).fit(X, t, e, entry=start), repeat)  # noqa: B023
+            print(f"    {'whole fit, (start, stop]':<40} cpu {en_c:7.3f}  wall {en_w:7.3f}   "
+                  f"= {en_c / fit_c:4.2f} x the right-censored fit (cpu), "
+                  f"{en_w / fit_w:4.2f} x (wall); {me.n_iter_} Newton steps")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", nargs="+", default=["1e5", "1e6", "1e7"])
+    ap.add_argument("--sizes", "--n", nargs="+", default=["1e5", "1e6", "1e7"],
+                    help="numbers of rows N")
+    ap.add_argument("--p", type=int, default=P, help="covariates (default %(default)s)")
+    ap.add_argument("--stages", action="store_true",
+                    help="time the parts of one fit against same-run references, in process")
+    ap.add_argument("--entry", action="store_true",
+                    help="with --stages: also fit (start, stop] data of the same N")
     ap.add_argument("--threads", nargs="+", type=int, default=[2])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-lifelines", action="store_true")
@@ -252,6 +346,12 @@ def main() -> None:
                     help="only time the first fits in a fresh NUMBA_CACHE_DIR")
     ap.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    set_p(args.p)
+    if args.stages:
+        for size in args.sizes:
+            for threads in args.threads:
+                stages(int(float(size)), threads, args.repeat, args.entry)
+        return
     if args.cold:
         cold_start(args.timeout)
         return
@@ -271,7 +371,7 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}")
     hdr = (f"{'method':<18} {'N':>9} {'thr':>3} {'fit s':>8} {'x numpy':>8} {'cpu s':>8} "
            f"{'iter s':>8} "
-           f"{'iters':>5} {'peak MiB':>9} {'peak/input':>10} {'max|b-b*|':>10}")
+           f"{'iters':>5} {'peak MiB':>9} {'peak/input':>10} {'k':>5} {'max|b-b*|':>10}")
     print(hdr)
     for size in args.sizes:
         n = int(float(size))
@@ -290,7 +390,8 @@ def main() -> None:
                 print(f"{r['method']:<18} {n:>9} {threads:>3} {r['fit_s']:>8.3f} {ratio:>8} "
                       f"{r['cpu_s']:>8.3f} "
                       f"{r['iter_s']:>8.4f} {r['iters']:>5} {r['peak_mb']:>9.0f} "
-                      f"{r['peak_mb'] / r['input_mb']:>10.2f} {r['coef_err']:>10.2e}",
+                      f"{r['peak_mb'] / r['input_mb']:>10.2f} "
+                      f"{r['peak_mb'] * 2**20 / (8 * n):>5.1f} {r['coef_err']:>10.2e}",
                       flush=True)
 
 

@@ -153,9 +153,13 @@ class CoxProblem:
             weights = np.concatenate([w, -w[rows]])
             if codes is not None:
                 codes = np.concatenate([codes, codes[rows]])
-        order, time = cox_order(time, codes, nstrata, timefix=TIMEFIX_TOL if timefix else 0.0)
+        order, time_sorted = cox_order(time, codes, nstrata,
+                                       timefix=TIMEFIX_TOL if timefix else 0.0,
+                                       sorted_time=True)
         if entry is not None:
-            _check_fixed_entry(time, entry, rows, n)
+            fixed = np.empty_like(time_sorted)
+            fixed[order] = time_sorted
+            _check_fixed_entry(fixed, entry, rows, n)
             order_src = src[order]
         else:
             order_src = order
@@ -170,7 +174,7 @@ class CoxProblem:
         self.offset = arrays.offset[order_src] if arrays.offset is not None else np.empty(0)
         self.strata = codes[order] if codes is not None else None
         self.flags = np.empty(nn, dtype=np.uint8)
-        self.time = time[order]  # sorted and time-fixed: also the baseline hazard's input
+        self.time = time_sorted  # sorted and time-fixed: also the baseline hazard's input
         K.tie_flags(self.time, self.strata if codes is not None else np.empty(0, np.int64),
                     self.flags)
         cs = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
@@ -195,7 +199,7 @@ class CoxProblem:
         K.cox_block(self.X, self.eta, self.w, self.event, self.flags, self.smax,
                     self.chunk_start, self.chunk_stratum, self.ties, K.HESS_FULL,
                     np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
-                    np.empty(p + 2))
+                    np.empty(p + 2), s2_tail=False)
         return float(ll[0]), g, h
 
 

@@ -117,6 +117,14 @@ HESS_FULL = 2
 
 _pool = None
 _pool_lock = threading.Lock()
+_warm = set()  # (function, argument types) already run once: compiled or loaded
+
+
+def _arg_kind(a):
+    """What selects a compiled signature: an array's dtype, rank and contiguity, else the type."""
+    if isinstance(a, np.ndarray):
+        return a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous
+    return type(a)
 
 
 def run_chunks(fn, nchunks, *args):
@@ -125,7 +133,9 @@ def run_chunks(fn, nchunks, *args):
     One range per Numba thread (``numba.get_num_threads()``, which
     :func:`graphpar.threads.set_threads` sets), run on a pool of Python threads;
     ``fn`` must be a ``nogil`` Numba function whose ranges write disjoint output.
-    The calling thread runs the first range.
+    The calling thread runs the first range. The first call for a signature runs
+    that range before starting the others, so that a cold cache compiles (or
+    loads) ``fn`` once, not once per thread at the same time.
     """
     global _pool
     nt = max(1, min(numba.get_num_threads(), nchunks))
@@ -137,9 +147,16 @@ def run_chunks(fn, nchunks, *args):
             _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="graphpar-cox")
         pool = _pool
     cuts = [(nchunks * t) // nt for t in range(nt + 1)]
+    key = (fn, tuple(map(_arg_kind, args)))
+    warm = key in _warm
+    if not warm:
+        fn(cuts[0], cuts[1], *args)
+        with _pool_lock:
+            _warm.add(key)
     futures = [pool.submit(fn, cuts[t], cuts[t + 1], *args) for t in range(1, nt)]
     try:
-        fn(cuts[0], cuts[1], *args)
+        if warm:
+            fn(cuts[0], cuts[1], *args)
     finally:
         for f in futures:
             f.result()
@@ -258,13 +275,100 @@ def _rates_chunks(c_lo, c_hi, eta, w, event, flags, shift, chunk_start, chunk_st
         lle[c] = ev
 
 
-@njit(cache=True, fastmath=True)
-def _wdot(w, x, y, lo, hi):
-    """sum(w[k] * x[k] * y[k] for k in [lo, hi)), vectorised (reassociated)."""
-    s = 0.0
-    for k in range(lo, hi):
-        s += w[k] * x[k] * y[k]
-    return s
+@njit(cache=True, fastmath=True, nogil=True)
+def _gram(Z, Y, lo, hi, out, full):
+    """``out[a, b] += sum(Z[a, k] * Y[b, k] for k in [lo, hi))`` for ``b >= a``.
+
+    Only ``b == a`` unless ``full``. Blocks of 2 x 2 pairs share their loads, and
+    the sums vectorise (reassociated). Entries below the diagonal are left alone.
+    """
+    p = Z.shape[0]
+    if not full:
+        for a in range(p):
+            za = Z[a]
+            ya = Y[a]
+            s = 0.0
+            for k in range(lo, hi):
+                s += za[k] * ya[k]
+            out[a, a] += s
+        return
+    for a in range(0, p, 2):
+        a2 = min(a + 1, p - 1)
+        z0 = Z[a]
+        z1 = Z[a2]
+        for b in range(a, p, 2):
+            b2 = min(b + 1, p - 1)
+            y0 = Y[b]
+            y1 = Y[b2]
+            s00 = 0.0
+            s01 = 0.0
+            s10 = 0.0
+            s11 = 0.0
+            for k in range(lo, hi):
+                u = z0[k]
+                v = z1[k]
+                x = y0[k]
+                y = y1[k]
+                s00 += u * x
+                s01 += u * y
+                s10 += v * x
+                s11 += v * y
+            out[a, b] += s00
+            if b2 > b:
+                out[a, b2] += s01
+            if a2 > a:
+                if b > a:
+                    out[a2, b] += s10
+                if b2 > b:
+                    out[a2, b2] += s11
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _first_weights(c_lo, c_hi, r, w, event, flags, chunk_start, c0, efron, al):
+    """Pass 2 on chunks ``[c_lo, c_hi)``: ``al[c]``, the sum of the S2 coefficients
+    ``a0_g / S0_g`` over the event groups of the chunk's first stratum segment
+    (zero when the chunk's first row starts a stratum).
+
+    A scalar pass over ``r`` (no ``X``): with it, pass 3 folds the S2 carries into
+    its weighted Gram matrix and needs no S2 tails.
+    """
+    has_w = w.size > 0
+    for c in range(c_lo, c_hi):
+        lo = chunk_start[c]
+        hi = chunk_start[c + 1]
+        tot = 0.0
+        if (flags[lo] & FLAG_STRATUM) != 0:
+            al[c] = 0.0
+            continue
+        S0 = c0[c]
+        i = lo
+        while i < hi and (i == lo or (flags[i] & FLAG_STRATUM) == 0):
+            j = i + 1
+            while j < hi and (flags[j] & FLAG_GROUP) == 0:
+                j += 1
+            m = 0
+            dw = 0.0
+            A = 0.0
+            for k in range(i, j):
+                S0 += r[k]
+                wk = w[k] if has_w else 1.0
+                if event[k] != 0 and wk > 0.0:
+                    m += 1
+                    dw += wk
+                    A += r[k]
+            if m > 0:
+                inv = 1.0 / S0
+                if efron and m > 1:
+                    wt = dw / m
+                    fa = A * inv
+                    ab0 = 0.0
+                    for q in range(m):
+                        ab0 += wt / (1.0 - (q / m) * fa)
+                else:
+                    ab0 = dw
+                tot += inv * ab0
+            i = j
+        al[c] = tot
 
 
 def _make_fused_chunks(efron, need_h):
@@ -276,21 +380,24 @@ def _make_fused_chunks(efron, need_h):
     """
 
     @njit(cache=True, nogil=True, error_model="numpy")
-    def fused_chunks(c_lo, c_hi, X, r, w, event, flags, chunk_start, c0, full,
-                     l1s, l2s, grads, infos, us, res):
-        """Pass 3 on chunks ``[c_lo, c_hi)``; S1/S2 start from zero in each chunk.
+    def fused_chunks(c_lo, c_hi, X, r, w, event, flags, chunk_start, c0, after2, full,
+                     tail2, l1s, l2s, grads, infos, us, res):
+        """Pass 3 on chunks ``[c_lo, c_hi)``; S1 starts from zero in each chunk.
 
         Per chunk ``c``, accumulates into ``grads[c]`` and ``infos[c]`` (minus the
         Hessian, upper triangle) and the correction vector ``us[c]`` (all zero on
-        entry); leaves in ``l1s[c]``/``l2s[c]`` the S1/S2 tails since the chunk's
-        last stratum start, and in ``res[c]`` (ll, alpha, beta0).
+        entry); leaves in ``l1s[c]`` (and, with ``tail2``, ``l2s[c]``) the S1 (S2)
+        tails since the chunk's last stratum start, and in ``res[c]`` (ll, alpha,
+        beta0).
 
         The S2-type Hessian terms sum_g c_g S2_g are summed by parts into one
         weighted Gram matrix sum_k r_k W_k x_k x_k^T (W_k: the sum of c_g over the
-        groups whose risk set holds row k, within the chunk), and the rank-one
-        terms of all event groups are batched; both are then formed as dot
-        products over a transposed copy of the chunk, which vectorise, instead of
-        p x p updates per row.
+        groups whose risk set holds row k: those of the chunk, plus ``after2[c]``
+        for the rows of its last stratum segment, the coefficients of the later
+        chunks' groups, which is how the S2 carries enter), and the rank-one terms
+        of all event groups are appended to it as columns of weight -1; the Gram
+        matrix is then formed from a transposed copy of the chunk by blocked dot
+        products, which vectorise, instead of p x p updates per row.
         """
         p = X.shape[1]
         has_w = w.size > 0
@@ -301,14 +408,10 @@ def _make_fused_chunks(efron, need_h):
         for c in range(c_lo, c_hi):
             width = max(width, chunk_start[c + 1] - chunk_start[c])
         hcols = width if need_h else 0
-        XT = np.empty((p, hcols))
-        MT = np.empty((p, hcols))
-        rw = np.empty(hcols)
-        rl = np.empty(hcols)
+        XM = np.empty((p, 2 * hcols))  # the chunk's rows, then the rank-one columns
+        Z = np.empty((p, 2 * hcols))
+        wt = np.empty(2 * hcols)
         gv = np.empty(hcols)
-        ones = np.empty(hcols)
-        for k in range(hcols):
-            ones[k] = 1.0
         for c in range(c_lo, c_hi):
             lo = chunk_start[c]
             hi = chunk_start[c + 1]
@@ -320,7 +423,7 @@ def _make_fused_chunks(efron, need_h):
             s0_carry = c0[c]
             if need_h:
                 for k in range(nrow):
-                    rw[k] = 0.0
+                    wt[k] = 0.0
                     gv[k] = 0.0
             S0 = s0_carry
             ll = 0.0
@@ -349,9 +452,8 @@ def _make_fused_chunks(efron, need_h):
                     for a in range(p):
                         l1[a] += rk * X[k, a]
                     if need_h:
-                        rl[k - lo] = rk
                         for a in range(p):
-                            XT[a, k - lo] = X[k, a]
+                            XM[a, k - lo] = X[k, a]
                     wk = w[k] if has_w else 1.0
                     if event[k] != 0 and wk > 0.0:  # a row of zero weight is as if absent
                         m += 1
@@ -387,21 +489,21 @@ def _make_fused_chunks(efron, need_h):
                     else:
                         for a in range(p):
                             as_[a] = a1[a] * inv
-                        wt = dw / m
+                        wq = dw / m
                         fa = A * inv
                         ab0 = 0.0
                         bb0 = 0.0
                         for q in range(m):
                             f = q / m
                             dl = 1.0 - f * fa
-                            t1 = wt / dl
+                            t1 = wq / dl
                             ab0 += t1
                             ae1 += t1 * f
                             t2 = t1 / dl
                             bb0 += t2
                             bb1 += t2 * f
                             bb2 += t2 * f * f
-                            ll -= wt * np.log(S0 - f * A)
+                            ll -= wq * np.log(S0 - f * A)
                     for a in range(p):
                         grad[a] -= ls[a] * ab0
                     if efron and tied:
@@ -411,16 +513,17 @@ def _make_fused_chunks(efron, need_h):
                         # S2 term (inv*ab0) S2_g, by parts; Efron's -(inv*ae1) A2_g on
                         # event rows
                         gv[j - 1 - lo] = inv * ab0
-                        # rank-one term bb0 * ls ls^T, batched
+                        # rank-one term bb0 * ls ls^T: a column of weight -1
                         sq = np.sqrt(bb0)
+                        col = nrow + ng
                         for a in range(p):
-                            MT[a, ng] = sq * ls[a]
+                            XM[a, col] = sq * ls[a]
                         ng += 1
                         if efron and tied:
                             cc = inv * ae1
                             for k in range(i, j):
                                 if event[k] != 0:
-                                    rw[k - lo] -= cc * r[k]
+                                    wt[k - lo] -= cc * r[k]
                             for a in range(p):
                                 la = ls[a]
                                 aa = as_[a]
@@ -428,7 +531,7 @@ def _make_fused_chunks(efron, need_h):
                                     info[a, b] += ((la * as_[b] + aa * ls[b]) * bb1
                                                    - aa * as_[b] * bb2)
                     if first_seg and q0 > 0.0:
-                        # corrections for the S1/S2 carries, scaled by the S0 carry C0:
+                        # corrections for the S1 carries, scaled by the S0 carry C0:
                         # alpha = C0 sum a0, beta0 = C0^2 sum b0, u = C0 sum (b0 S1 - b1 A1)
                         alpha += ab0 * q0
                         beta0 += bb0 * q0 * q0
@@ -439,23 +542,28 @@ def _make_fused_chunks(efron, need_h):
                                 u[a] -= bb1 * q0 * as_[a]
                 i = j
             if need_h:
-                # suffix sums of the group values within each stratum segment of the chunk
-                acc = 0.0
+                # suffix sums of the group values within each stratum segment of the
+                # chunk; the last segment's rows also belong to the later chunks' risk sets
+                acc = after2[c]
                 for k in range(nrow - 1, -1, -1):
                     acc += gv[k]
-                    rw[k] += r[lo + k] * acc
+                    wt[k] += r[lo + k] * acc
                     if (flags[lo + k] & FLAG_STRATUM) != 0:
                         acc = 0.0
-                t0 = last_start - lo
-                zero = 0
-                l2 = l2s[c]
+                ncol = nrow + ng
+                for k in range(nrow, ncol):
+                    wt[k] = -1.0
                 for a in range(p):
-                    xa = XT[a]
-                    for b in range(a, p if full else a + 1):
-                        xb = XT[b]
-                        info[a, b] += (_wdot(rw, xa, xb, zero, nrow)
-                                       - _wdot(ones, MT[a], MT[b], zero, ng))
-                        l2[a, b] = _wdot(rl, xa, xb, t0, nrow)
+                    for k in range(ncol):
+                        Z[a, k] = wt[k] * XM[a, k]
+                # np.int64(0), not the literal 0: one compiled _gram serves both calls
+                _gram(Z, XM, np.int64(0), ncol, info, full)
+                if tail2:
+                    t0 = last_start - lo
+                    for a in range(p):
+                        for k in range(t0, nrow):
+                            Z[a, k] = r[lo + k] * XM[a, k]
+                    _gram(Z, XM, t0, nrow, l2s[c], full)
             res[c, 0] = ll
             res[c, 1] = alpha
             res[c, 2] = beta0
@@ -471,7 +579,8 @@ _FUSED = {(BRESLOW, False): _make_fused_chunks(False, False),
 
 
 def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
-              carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess, out_seg):
+              carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess, out_seg,
+              s2_tail=True):
     """Log partial likelihood, gradient and Hessian of one block; see the module docstring.
 
     ``r`` (n,) is scratch space (left holding ``w exp(eta - shift)``).
@@ -484,6 +593,10 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
     gradient and Hessian equal those of a run with zero S1/S2 carries plus
     ``-C1 alpha`` and ``-C2 alpha + beta0 C1 C1^T + C1 u^T + u C1^T``. All
     zero when the block starts a stratum.
+
+    With ``s2_tail=False`` the S2 carry-out is not formed (``carry_s2`` keeps
+    its carry-in): a caller with one block needs none, and forming it costs a
+    second weighted Gram matrix over the block's last stratum.
     """
     nc = chunk_start.size - 1
     p = X.shape[1]
@@ -502,16 +615,32 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
         c0[c] = run
         run = t if h else run + t
     carry_s0[0] = run
+    need_h = hess_mode != HESS_NONE
+    starts = flags[chunk_start[:nc]] & FLAG_STRATUM != 0
+    after2 = np.zeros(nc)
+    if need_h:
+        # the S2 carries fold into pass 3's Gram matrix: a row of a chunk's last stratum
+        # segment is also in the risk sets of the later chunks' first segments, whose
+        # S2 coefficients sum to after2[c]
+        al = np.empty(nc)
+        run_chunks(_first_weights, nc, r, w, event, flags, chunk_start, c0,
+                   int(ties) == EFRON, al)
+        acc = 0.0
+        for c, (st, h, a) in enumerate(zip(starts[::-1].tolist(), had[::-1].tolist(),
+                                           al[::-1].tolist(), strict=True)):
+            after2[nc - 1 - c] = acc
+            acc = 0.0 if st else (a if h else acc + a)
+    tail2 = bool(s2_tail) and need_h
     l1 = np.zeros((nc, p))
-    l2 = np.zeros((nc, p, p))
+    l2 = np.zeros((nc, p, p) if tail2 else (0, p, p))
     g = np.zeros((nc, p))
     info = np.zeros((nc, p, p))
     u = np.zeros((nc, p))
     res = np.empty((nc, 3))
-    run_chunks(_FUSED[int(ties), hess_mode != HESS_NONE], nc, X, r, w, event, flags,
-               chunk_start, c0, hess_mode == HESS_FULL, l1, l2, g, info, u, res)
-    _combine(flags[chunk_start[:nc]] & FLAG_STRATUM != 0, hess_mode, carry_s1, carry_s2, c0,
-             had, lle, res, l1, l2, g, info, u, out_ll, out_grad, out_hess, out_seg)
+    run_chunks(_FUSED[int(ties), need_h], nc, X, r, w, event, flags, chunk_start, c0, after2,
+               hess_mode == HESS_FULL, tail2, l1, l2, g, info, u, res)
+    _combine(starts, hess_mode, tail2, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g, info,
+             u, out_ll, out_grad, out_hess, out_seg)
 
 
 def _segmented_carries(starts, had, carry_in, tails):
@@ -537,9 +666,9 @@ def _segmented_carries(starts, had, carry_in, tails):
     return before, after[-1]
 
 
-def _combine(starts, hess_mode, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g, info, u,
-             out_ll, out_grad, out_hess, out_seg):
-    """Add the S1/S2 carries to the chunks' results through the corrections; sum them."""
+def _combine(starts, hess_mode, tail2, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g,
+             info, u, out_ll, out_grad, out_hess, out_seg):
+    """Add the S1 carries (and the S2 carry-in) to the chunks' results; sum them."""
     nc, p = l1.shape
     C1, carry_s1[:] = _segmented_carries(starts, had, carry_s1, l1)
     with np.errstate(divide="ignore"):
@@ -562,19 +691,22 @@ def _combine(starts, hess_mode, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g
     out_hess[:, :] = 0.0
     if hess_mode == HESS_NONE:
         return
-    c2_in = carry_s2 if hess_mode == HESS_FULL else np.diag(np.diag(carry_s2))
-    C2, c2_out = _segmented_carries(starts, had, np.triu(c2_in), l2)
+    c2_in = np.triu(carry_s2 if hess_mode == HESS_FULL else np.diag(np.diag(carry_s2)))
     m1 = C1 * sc[:, None]  # scaled first: C1 is of the order of the S0 carry
     su = m1.T @ u
-    H = np.triu(info.sum(axis=0) + np.tensordot(al, C2, axes=1)
+    # the block's own S2 carries are folded into info; only the carry-in is added here
+    H = np.triu(info.sum(axis=0) + out_seg[0] * c2_in
                 - (m1 * res[:, 2:3]).T @ m1 - su - su.T)
+    if tail2:
+        c2_out = _segmented_carries(starts, had, c2_in, l2)[1]
     if hess_mode == HESS_DIAG:
-        d = np.diag(H)
-        np.fill_diagonal(out_hess, -d)
-        np.fill_diagonal(carry_s2, np.diag(c2_out))
+        np.fill_diagonal(out_hess, -np.diag(H))
+        if tail2:
+            np.fill_diagonal(carry_s2, np.diag(c2_out))
         return
     out_hess[:, :] = -(H + np.triu(H, 1).T)
-    carry_s2[:, :] = c2_out + np.triu(c2_out, 1).T
+    if tail2:
+        carry_s2[:, :] = c2_out + np.triu(c2_out, 1).T
 
 
 def gather_rows(X, order, center, out):

@@ -65,18 +65,18 @@ def _radix(keys, idx, nbits, nblocks):
     return keys, idx
 
 
-def _timefix(time, idx, tol):
-    """R's ``aeqSurv``: merge sorted unique times closer than ``tol`` (absolute, or
-    relative to the mean of the unique times) into the smallest of each run.
+def _timefix_sorted(ts, tol):
+    """R's ``aeqSurv`` on times sorted descending: merge unique times closer than ``tol``
+    (absolute, or relative to the mean of the unique times) into the smallest of each run.
 
-    ``idx`` orders ``time`` descending. Returns the times in the original row
-    order, or None when no time moved.
+    Returns the merged times in the same (sorted) order, or None when no time
+    moved. Works on the sorted array only (no gather or scatter by a permutation).
     """
-    ts = time[idx[::-1]]  # ascending
-    new = np.empty(ts.size, dtype=bool)
+    n = ts.size
+    new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(ts[1:], ts[:-1], out=new[1:])
-    u = ts[new]
+    u = ts[new][::-1]  # unique times, ascending
     mean = np.abs(u).sum() / u.size
     dy = np.diff(u)
     merged = (dy <= tol) | (dy / mean <= tol)
@@ -85,18 +85,21 @@ def _timefix(time, idx, tol):
     keep = np.arange(u.size)
     keep[1:][merged] = 0
     cut = u[np.maximum.accumulate(keep)]  # each unique time's run's smallest
-    out = np.empty_like(time)
-    out[idx[::-1]] = cut[np.cumsum(new) - 1]
-    return out
+    # row i is in unique (descending) group g = cumsum(new)[i] - 1, ascending u.size - 1 - g
+    g = np.cumsum(new)
+    np.subtract(u.size, g, out=g)
+    return cut[g]
 
 
-def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0):
+def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
     """Row order by stratum code ascending, then time descending (stable).
 
     ``time`` is float64 with no negative values, ``codes`` int64 stratum codes in
     ``[0, nstrata)`` or None. Returns ``(order, time)``: an int64 permutation and
     the times, with near-ties merged as R's ``aeqSurv`` does when ``timefix`` (the
-    tolerance) is positive (a new array only when some time moved).
+    tolerance) is positive: in the original row order (a new array only when some
+    time moved) or, with ``sorted_time``, in the sorted order (``time[order]``,
+    always a new array, formed without a gather by ``order``).
     """
     n = time.size
     tbits = np.ascontiguousarray(time, dtype=np.float64).view(np.uint64)
@@ -105,12 +108,23 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0):
     np.invert(keys, out=keys)
     idx = np.arange(n, dtype=np.int64)
     keys, idx = _radix(keys, idx, 64, nblocks)
+    np.invert(keys, out=keys)
+    ts = keys.view(np.float64)  # the times sorted descending (-0.0 as 0.0)
+    moved = False
     if timefix > 0 and n > 0:
-        fixed = _timefix(time, idx, timefix)
+        fixed = _timefix_sorted(ts, timefix)
         if fixed is not None:
-            time = fixed
+            ts, moved = fixed, True
     if codes is not None and nstrata > 1:
-        keys = np.asarray(codes, dtype=np.int64)[idx].view(np.uint64)
+        k2 = np.asarray(codes, dtype=np.int64)[idx].view(np.uint64)
         nbits = int(nstrata - 1).bit_length()
-        keys, idx = _radix(keys, idx, nbits, nblocks)
-    return idx, time
+        _, perm = _radix(k2, np.arange(n, dtype=np.int64), nbits, nblocks)
+        idx = idx[perm]
+        ts = ts[perm]
+    if sorted_time:
+        return idx, ts
+    if not moved:
+        return idx, time
+    out = np.empty_like(ts)
+    out[idx] = ts
+    return idx, out

@@ -283,3 +283,27 @@ def test_timefix_merges_near_ties_like_aeqsurv():
     order, fixed = cox_order(t, None, 1, timefix=np.sqrt(np.finfo(float).eps))
     np.testing.assert_array_equal(fixed, [1.0, 1.0, 2.0, 2.0 + 1e-3, 3.0, 3.0, 5.0])
     np.testing.assert_array_equal(order, np.lexsort((np.arange(7), -t)))
+
+
+@pytest.mark.parametrize("nstrata", [1, 3])
+def test_sorted_times_equal_the_gathered_fixed_times(nstrata):
+    rng = np.random.default_rng(5)
+    n = 4000
+    t = np.round(rng.exponential(size=n) * 50, 2)
+    t[::7] *= 1 + 1e-10  # near ties that the time fix merges
+    codes = rng.integers(0, nstrata, n) if nstrata > 1 else None
+    tol = np.sqrt(np.finfo(float).eps)
+    order, fixed = cox_order(t, codes, nstrata, timefix=tol)
+    assert fixed is not t
+    order2, ts = cox_order(t, codes, nstrata, timefix=tol, sorted_time=True)
+    np.testing.assert_array_equal(order2, order)
+    np.testing.assert_array_equal(ts, fixed[order])
+    # the near ties moved to the smallest of their run, as a direct merge of the unique times
+    u = np.unique(t)
+    keep = np.ones(u.size, dtype=bool)
+    keep[1:] = ~((np.diff(u) <= tol) | (np.diff(u) / np.abs(u).mean() <= tol))
+    low = u[np.flatnonzero(keep)[np.searchsorted(np.flatnonzero(keep), np.arange(u.size),
+                                                 "right") - 1]]
+    np.testing.assert_array_equal(fixed, low[np.searchsorted(u, t)])
+    _, plain = cox_order(t, codes, nstrata, sorted_time=True)
+    np.testing.assert_array_equal(plain, t[order])
