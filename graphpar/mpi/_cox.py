@@ -51,6 +51,14 @@ per rank); the dfbeta rows of a cluster (or the pieces of one
 counting-process row) are summed on one rank, whichever ranks hold them
 (``Alltoallv`` by key), and ``D' D`` is summed with one ``Allreduce``.
 
+The residual methods (:func:`dist_residuals`) sort the fit's rows again, each
+with its global row number, compute the residuals of the sorted rows with the
+same carries, and send each row's residuals back to the rank that passed it
+in (one ``Alltoallv``): each rank gets its own rows' residuals in its own
+order. The Schoenfeld residuals, one per event in R's order (stratum, time
+ascending, row), are split in rank order instead: rank ``r`` gets the block
+after the events of the lower ranks' rows, as many as its rows have events.
+
 DataFrames: each rank encodes its own rows with the levels of every rank
 (:func:`graphpar._cox_frame.merge_levels` on the gathered levels), so the
 columns are those of the serial fit of all the rows.
@@ -91,8 +99,8 @@ from graphpar._validation import check_cox_arrays, check_cox_entry
 from graphpar.kernels import cox as K
 from graphpar.mpi.comm import get_comm, run_collectively
 
-__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "distribute_cox", "dist_baseline",
-           "dist_robust_variance"]
+__all__ = ["CoxPH", "CoxMPIStats", "DistCoxProblem", "DistResiduals", "distribute_cox",
+           "dist_baseline", "dist_robust_variance", "dist_residuals"]
 
 CHUNK_ROWS = 1 << 14   # rows per kernel chunk (the kernel's unit of parallel work)
 SAMPLES_PER_RANK = 256
@@ -614,25 +622,15 @@ def dist_baseline(problem: DistCoxProblem, coef: np.ndarray, ties: str) -> Basel
                           problem.feature_names)
 
 
-def dist_robust_variance(problem: DistCoxProblem, coef: np.ndarray, var_model: np.ndarray,
-                         ties: str) -> np.ndarray:
-    """The robust (sandwich) variance ``D' D`` of the fit from every rank's rows. Collective.
+def _local_residuals(problem: DistCoxProblem, coef: np.ndarray,
+                     ties: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score, martingale and Schoenfeld residuals of this rank's sorted rows (collective).
 
-    ``D`` are the dfbeta rows ``w_i U_i V`` (:mod:`graphpar._cox_residuals`),
-    summed by ``problem.key`` first when it is kept (clusters, or the pieces
-    of one counting-process row). Each rank computes the score residuals of
-    its own rows with :func:`graphpar._cox_residuals.hazard_terms` on its tie
-    groups, given two carries: the risk sums of its first stratum from the
-    ranks before it, and the hazard sums of its last stratum from the ranks
-    after it (each one ``allgather`` of ``1 + p`` numbers per rank). Rows of
-    one key on several ranks are summed on the key's owner rank (key modulo
-    ranks, one ``Alltoallv``); the ``p x p`` products are summed with one
-    ``Allreduce``. The same on every rank; equal to the serial
-    :func:`graphpar._cox_residuals.robust_variance` up to the order of sums.
-
-    Examples
-    --------
-    >>> var = dist_robust_variance(problem, m.coef_, m.var_model_, "efron")  # doctest: +SKIP
+    Each rank's tie groups with the risk sums of its first stratum carried from
+    the ranks before it and the hazard sums of its last stratum from the ranks
+    after it. A removal row of ``(entry, time]`` data is an ordinary row here
+    (negative weight, no event): its residuals are the piece to subtract from
+    its source row's.
     """
     comm = problem.comm
     rank = comm.Get_rank()
@@ -675,7 +673,33 @@ def dist_robust_variance(problem: DistCoxProblem, coef: np.ndarray, var_model: n
         tail_groups = groups["stratum"] == last
         terms["H_before"][tail_groups] += sum(h for h, _ in later)
         terms["XH_before"][tail_groups] += sum(x for _, x in later)
-    score = row_residuals(rows, groups["starts"], terms, shift)[0]
+    return row_residuals(rows, groups["starts"], terms, shift)
+
+
+def dist_robust_variance(problem: DistCoxProblem, coef: np.ndarray, var_model: np.ndarray,
+                         ties: str) -> np.ndarray:
+    """The robust (sandwich) variance ``D' D`` of the fit from every rank's rows. Collective.
+
+    ``D`` are the dfbeta rows ``w_i U_i V`` (:mod:`graphpar._cox_residuals`),
+    summed by ``problem.key`` first when it is kept (clusters, or the pieces
+    of one counting-process row). Each rank computes the score residuals of
+    its own rows with :func:`graphpar._cox_residuals.hazard_terms` on its tie
+    groups, given two carries: the risk sums of its first stratum from the
+    ranks before it, and the hazard sums of its last stratum from the ranks
+    after it (each one ``allgather`` of ``1 + p`` numbers per rank). Rows of
+    one key on several ranks are summed on the key's owner rank (key modulo
+    ranks, one ``Alltoallv``); the ``p x p`` products are summed with one
+    ``Allreduce``. The same on every rank; equal to the serial
+    :func:`graphpar._cox_residuals.robust_variance` up to the order of sums.
+
+    Examples
+    --------
+    >>> var = dist_robust_variance(problem, m.coef_, m.var_model_, "efron")  # doctest: +SKIP
+    """
+    comm = problem.comm
+    p = problem.p
+    score = _local_residuals(problem, coef, ties)[0]
+    w = problem.w if problem.w.size else None
     wu = score * w[:, None] if w is not None else score
     if problem.key is not None:
         wu = _sum_by_key(wu, problem.key, comm)
@@ -685,27 +709,141 @@ def dist_robust_variance(problem: DistCoxProblem, coef: np.ndarray, var_model: n
     return V.T @ total @ V  # D = wU V: D'D = V' (wU)' (wU) V
 
 
+@dataclass(frozen=True)
+class DistResiduals:
+    """The residuals of a distributed fit, this rank's share (see :func:`dist_residuals`).
+
+    Attributes
+    ----------
+    score : ndarray (n_own, p)
+    martingale : ndarray (n_own,)
+    weights : ndarray (n_own,) or None
+        This rank's own rows' case weights (None when the fit had none).
+    schoenfeld : ndarray (k, p)
+        Positions ``first_event .. first_event + k`` of the serial Schoenfeld
+        array (R's order), ``k`` the events among this rank's own rows.
+    schoenfeld_rows : ndarray (k,) int64
+        The global row number of each.
+
+    Examples
+    --------
+    >>> res = dist_residuals(problem, m.coef_, "efron", n_mine)  # doctest: +SKIP
+    >>> res.score.shape == (n_mine, problem.p)  # doctest: +SKIP
+    True
+    """
+
+    score: np.ndarray
+    martingale: np.ndarray
+    weights: np.ndarray | None
+    schoenfeld: np.ndarray
+    schoenfeld_rows: np.ndarray
+
+
+def dist_residuals(problem: DistCoxProblem, coef: np.ndarray, ties: str,
+                   n_own: int) -> DistResiduals:
+    """Score, martingale and Schoenfeld residuals of a distributed fit, back on their ranks.
+
+    Collective. ``problem`` is a :func:`distribute_cox` of the fit's rows with
+    ``keep_row_ids=True`` and no ``cluster`` (``key`` is each sorted row's
+    global number, the rank's rows in rank order); ``n_own`` is the number of
+    rows this rank passed in. Every rank computes the residuals of the rows it
+    holds after the sort (:func:`_local_residuals`); one ``Alltoallv`` sends
+    each row's score and martingale residuals (and the pieces of its removal
+    row, to subtract) back to the rank that passed the row in, at its
+    position there. Schoenfeld residuals are listed in R's order (stratum,
+    time ascending, row), while the sort puts the later times on the lower
+    ranks: each event's position in that order comes from per-stratum event
+    counts (``Allreduce`` and ``Exscan``), and a second ``Alltoallv`` sends
+    rank ``r`` positions ``k_r .. k_{r+1}`` where ``k_r`` is the number of
+    events among the rows of the ranks before it. Concatenated in rank
+    order, each result is the serial fit's.
+
+    Examples
+    --------
+    >>> res = dist_residuals(problem, m.coef_, "efron", n_mine)  # doctest: +SKIP
+    """
+    comm = problem.comm
+    rank, size = comm.Get_rank(), comm.Get_size()
+    n, p = problem.n_local, problem.p
+    score, mart, schoen = _local_residuals(problem, coef, ties)
+    row = problem.key.astype(np.int64) if n else np.zeros(0, np.int64)
+    w = problem.w if problem.w.size else np.ones(n)
+    removal = w < 0  # removal rows carry their source row's weight negated (never zero)
+    owners = np.asarray(comm.allgather(int(n_own)), dtype=np.int64)
+    row0 = np.concatenate(([0], np.cumsum(owners)))
+    dest = np.searchsorted(row0, row, side="right") - 1
+    sign = np.where(removal, -1.0, 1.0)
+    back = _route(np.column_stack([row - row0[dest], score * sign[:, None], mart * sign,
+                                   np.where(removal, 0.0, w)]), dest, comm)
+    at = back[:, 0].astype(np.int64)
+    sums = np.empty((int(n_own), back.shape[1] - 1))
+    for j in range(sums.shape[1]):  # a row's piece and its removal row's piece
+        sums[:, j] = np.bincount(at, weights=back[:, j + 1], minlength=int(n_own))
+    # Schoenfeld: the events in R's order
+    nstrata = len(problem.strata_labels) if problem.strata_labels is not None else 1
+    codes = (problem.strata.astype(np.int64) if problem.strata_labels is not None
+             else np.zeros(n, np.int64))
+    ev = np.flatnonzero(problem.event.astype(bool) & ~removal)
+    ev = ev[np.lexsort((row[ev], problem.time[ev], codes[ev]))]
+    mine = np.bincount(codes[ev], minlength=nstrata).astype(np.int64)
+    total = np.empty_like(mine)
+    comm.Allreduce(mine, total, op=MPI.SUM)
+    before = np.zeros_like(mine)
+    comm.Exscan(mine, before, op=MPI.SUM)
+    if rank == 0:
+        before[:] = 0
+    # the later ranks hold the earlier times of a stratum, which come first
+    base = (np.cumsum(total) - total) + (total - before - mine)
+    s = codes[ev]
+    pos = base[s] + np.arange(ev.size) - np.searchsorted(s, s, side="left")
+    events_of = np.bincount(dest[ev], minlength=size).astype(np.int64)
+    events = np.empty_like(events_of)
+    comm.Allreduce(events_of, events, op=MPI.SUM)
+    k = np.concatenate(([0], np.cumsum(events)))
+    got = _route(np.column_stack([pos, row[ev], schoen[ev]]),
+                 np.searchsorted(k, pos, side="right") - 1, comm)
+    slot = got[:, 0].astype(np.int64) - k[rank]
+    S = np.empty((int(events[rank]), p))
+    rows = np.empty(int(events[rank]), dtype=np.int64)
+    S[slot] = got[:, 2:]
+    rows[slot] = got[:, 1].astype(np.int64)
+    # weighted or not: decided by all the ranks (a rank may hold no rows after the sort)
+    weighted = comm.allreduce(int(problem.w.size > 0), op=MPI.MAX)
+    return DistResiduals(sums[:, :p], sums[:, p], sums[:, p + 1] if weighted else None,
+                         S, rows)
+
+
 def _sum_by_key(values: np.ndarray, key: np.ndarray, comm) -> np.ndarray:
     """The rows of ``values`` summed by ``key`` over all ranks, each key on one rank (collective).
 
     Key ``k`` is summed on rank ``k % size``; returns that rank's sums (one row per key).
     """
     size = comm.Get_size()
-    p = values.shape[1]
     keys, part = _key_sums(key, values)
     if size == 1:
         return part
-    owner = keys.astype(np.int64) % size
-    order = np.argsort(owner, kind="stable")
-    send = np.ascontiguousarray(np.column_stack([keys, part])[order])
-    scounts = np.bincount(owner, minlength=size).astype(np.int64) * (p + 1)
+    recv = _route(np.column_stack([keys, part]), keys.astype(np.int64) % size, comm)
+    return _key_sums(recv[:, 0], recv[:, 1:])[1]
+
+
+def _route(values: np.ndarray, dest: np.ndarray, comm) -> np.ndarray:
+    """Send row ``i`` of ``values`` (float64, (m, c)) to rank ``dest[i]`` (collective).
+
+    Returns the rows this rank receives: the senders' in rank order, each
+    sender's in its own order.
+    """
+    size = comm.Get_size()
+    c = values.shape[1]
+    order = np.argsort(dest, kind="stable")
+    send = np.ascontiguousarray(values[order], dtype=np.float64)
+    scounts = np.bincount(dest, minlength=size).astype(np.int64) * c
     rcounts = np.empty(size, dtype=np.int64)
     comm.Alltoall(scounts, rcounts)
     sdispl = np.concatenate(([0], np.cumsum(scounts)[:-1])).astype(np.int64)
     rdispl = np.concatenate(([0], np.cumsum(rcounts)[:-1])).astype(np.int64)
-    recv = np.empty((int(rcounts.sum()) // (p + 1), p + 1))
+    recv = np.empty((int(rcounts.sum()) // c, c))
     comm.Alltoallv([send, (scounts, sdispl), MPI.DOUBLE], [recv, (rcounts, rdispl), MPI.DOUBLE])
-    return _key_sums(recv[:, 0], recv[:, 1:])[1]
+    return recv
 
 
 def _key_sums(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -770,7 +908,9 @@ class CoxPH(_SerialCoxPH):
     iteration, warnings, fitted attributes (the baseline hazard included),
     :meth:`summary` and the ``predict_*`` methods (it is a subclass; the
     predictions are local, not collective); each rank passes the rows it
-    holds, and every rank gets the same fitted model. Only the evaluation of
+    holds, and every rank gets the same fitted model. The residual methods
+    are collective and give each rank its own rows' residuals (their
+    concatenation in rank order is the serial fit's). Only the evaluation of
     the log-likelihood, gradient and Hessian is distributed
     (:func:`distribute_cox`).
 
@@ -893,7 +1033,118 @@ class CoxPH(_SerialCoxPH):
             self.var_ = dist_robust_variance(problem, self.coef_, self.var_model_, self.ties)
             self.se_ = np.sqrt(np.maximum(np.diag(self.var_), 0.0))
         self.mpi_stats_ = _stats(problem, setup, comm)
+        # the residual methods' data (references to this rank's rows, as the serial fit keeps)
+        self._dist_training = {"X": X, "time": time, "event": event, "strata": strata,
+                               "weights": weights, "offset": offset, "entry": entry,
+                               "feature_names": feature_names}
         return self
+
+    # residuals -----------------------------------------------------------------------
+    def _dist_residuals(self) -> DistResiduals:
+        """:func:`dist_residuals` of the training rows at ``coef_`` (collective)."""
+        if not hasattr(self, "coef_"):
+            raise ValueError("this CoxPH instance is not fitted yet: call fit() first")
+        training = getattr(self, "_dist_training", None)
+        if training is None:
+            raise ValueError("residuals need the training rows, which this CoxPH does not "
+                             "hold (it was not fitted in this process): fit it again")
+        comm = get_comm(self.comm)
+        # the fit's rows sorted again (the fit keeps no sorted copy), each with its row number
+        problem = distribute_cox(**training, ties=self.ties, timefix=bool(self.timefix),
+                                 keep_row_ids=True, comm=comm)
+        return dist_residuals(problem, self.coef_, self.ties, int(np.shape(training["X"])[0]))
+
+    def score_residuals(self) -> np.ndarray:
+        """Return the score residuals of this rank's training rows. Collective.
+
+        As :meth:`graphpar.CoxPH.score_residuals` (R's ``residuals(fit,
+        "score")``), for the rows this rank passed to :meth:`fit`, in the order
+        it passed them: concatenated in rank order, the ranks' results are the
+        serial fit's of all the rows (:func:`dist_residuals`). Every rank must
+        call it; it sorts the rows across the ranks again.
+
+        Returns
+        -------
+        ndarray (n_mine, p)
+
+        Examples
+        --------
+        >>> U = CoxPH().fit(X_mine, t_mine, e_mine).score_residuals()  # doctest: +SKIP
+        >>> U.shape == (len(X_mine), X_mine.shape[1])  # doctest: +SKIP
+        True
+        """
+        return self._dist_residuals().score
+
+    def martingale_residuals(self) -> np.ndarray:
+        """Return the martingale residuals of this rank's training rows. Collective.
+
+        As :meth:`graphpar.CoxPH.martingale_residuals` (R's ``residuals(fit,
+        "martingale")``), for the rows this rank passed to :meth:`fit`, in the
+        order it passed them; concatenated in rank order, the serial fit's.
+
+        Returns
+        -------
+        ndarray (n_mine,)
+
+        Examples
+        --------
+        >>> M = CoxPH().fit(X_mine, t_mine, e_mine).martingale_residuals()  # doctest: +SKIP
+        """
+        return self._dist_residuals().martingale
+
+    def schoenfeld_residuals(self, *, return_rows: bool = False):
+        """Return this rank's share of the Schoenfeld residuals. Collective.
+
+        As :meth:`graphpar.CoxPH.schoenfeld_residuals` (R's ``residuals(fit,
+        "schoenfeld")``: one row per event, by stratum, then time ascending,
+        then row). Rank ``r`` returns a contiguous block of that serial array:
+        as many residuals as there are events among the rows it passed to
+        :meth:`fit`, starting after the events of the lower ranks' rows. They
+        are not necessarily its own rows' events (the order is by time);
+        concatenated in rank order, the blocks are the serial array.
+
+        Parameters
+        ----------
+        return_rows : bool, default False
+            Also return each residual's global row: its index in the
+            concatenation of every rank's rows in rank order (the row numbers
+            of the errors and of the serial fit of all the rows).
+
+        Returns
+        -------
+        ndarray (k_mine, p), or (rows, residuals)
+
+        Examples
+        --------
+        >>> rows, S = model.schoenfeld_residuals(return_rows=True)  # doctest: +SKIP
+        >>> S_all = np.concatenate(comm.allgather(S))  # the serial fit's  # doctest: +SKIP
+        """
+        res = self._dist_residuals()
+        if return_rows:
+            return res.schoenfeld_rows, res.schoenfeld
+        return res.schoenfeld
+
+    def dfbeta_residuals(self) -> np.ndarray:
+        """Return the dfbeta residuals of this rank's training rows. Collective.
+
+        As :meth:`graphpar.CoxPH.dfbeta_residuals` (R's ``residuals(fit,
+        "dfbeta")``, ``w_i U_i V`` with ``V = var_model_``), for the rows this
+        rank passed to :meth:`fit`, in the order it passed them;
+        concatenated in rank order, the serial fit's.
+
+        Returns
+        -------
+        ndarray (n_mine, p)
+
+        Examples
+        --------
+        >>> D = CoxPH().fit(X_mine, t_mine, e_mine).dfbeta_residuals()  # doctest: +SKIP
+        """
+        res = self._dist_residuals()
+        out = res.score @ self.var_model_
+        if res.weights is not None:
+            out *= res.weights[:, None]
+        return out
 
     def _frame_arguments(self, X, frame_kw: dict, call: dict):
         """:func:`graphpar._cox_frame.frame_fit_arguments` with levels agreed by every rank."""
