@@ -13,14 +13,24 @@ and calls one trivial cached function, with the difference graphpar adds.
 
 With ``GAPBS_DIR`` pointing at a built copy of the GAP benchmark suite (gapbs,
 https://github.com/sbeamer/gapbs, built outside this repository with
-``make sssp converter``), a GAP column follows: GAP's ``sssp`` and graphpar read
-the same files (a Kronecker graph written by GAP's own ``converter`` with its
-integer weights 1..255, and the DIMACS Rome road graph from ``GRAPHPAR_DATA``)
-and start from the same source. GAP runs at its best delta (swept first, median
-trial time); graphpar at its default delta. Each round runs GAP's process (its
-median trial) and then graphpar's calls (their median); the ratio printed is
-the median over rounds of graphpar / GAP (below 1: graphpar is faster). Without
-``GAPBS_DIR`` the column is skipped with a note.
+``make sssp converter``), a GAP column follows: GAP's ``sssp`` and graphpar
+search the same graphs from the same source: a Kronecker graph of
+``--gap-scale`` written by GAP's own ``converter`` with its integer weights
+1..255 (graphpar reads the ``.wel`` text, GAP the serialized ``.wsg`` that its
+converter makes from that file, which it loads in a fraction of the time), a
+``--rows`` square grid with weights 1..255 written as DIMACS ``.gr`` (a large
+road-like graph: no large real road network is stored here), and the DIMACS
+Rome road graph from ``GRAPHPAR_DATA``. GAP runs at its best delta (swept
+first, median trial time); graphpar at its default delta. Each round runs GAP's
+process (its median trial) and then graphpar's calls (their median); the ratio
+printed is the median over rounds of graphpar / GAP (below 1: graphpar is
+faster). Beside it, the CPU seconds per search of both (GAP's process CPU less
+that of a one-trial run, which loads the graph; graphpar's process CPU over its
+calls), the ratio that survives a loaded machine. Each graph also prints the
+edges graphpar's kernel relaxes per edge a Dijkstra relaxes (stale bin entries
+are skipped; a vertex relaxed again after its distance fell counts again), and
+the memory the search holds. Without ``GAPBS_DIR`` the column is skipped with a
+note.
 
 With ``--sweep`` it times instead a geometric grid of ``delta`` around the
 default on each graph (Kronecker with integer weights, with U[0,1) weights
@@ -47,7 +57,9 @@ Kronecker scale 14 at 2 threads, 16 parallel steps, 170-230 ms by default and
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -270,24 +282,71 @@ GAP_ENV = "GAPBS_DIR"
 GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 
-def _gap_trials(gap_sssp, path, source, threads, delta, trials):
-    """Run GAP's sssp once; return its per-trial times (graph loading excluded)."""
+def relaxations(g, source, delta, threads):
+    """Edges the delta-stepping kernel scanned from ``source`` (stale pops skipped), as
+    ``graphpar.sssp`` runs it on ``g`` (the integer path when the weights allow)."""
+    import math
+
+    import graphpar._shortest_paths as spm
+    from graphpar.kernels import sssp as k
+
+    sample = g.weights[spm.weight_sample_positions(g.nnz)]
+    wmax = float(g.weights[np.isfinite(g.weights)].max())
+    nbins = int(math.ceil(wmax / delta)) + 3
+    packed = spm._integer_adjacency(g, sample, True)
+    if packed is not None:
+        d = np.full(g.n, k.INT_UNREACHED)
+        r = k.delta_stepping(g.indptr, packed, packed, source, delta, nbins,
+                             np.int64(spm._INT_LIMIT), True, threads, d)
+    else:
+        d = np.full(g.n, np.inf)
+        r = k.delta_stepping(g.indptr, g.indices, g.weights, source, delta, nbins, np.inf,
+                             False, threads, d)
+    return int(r[0]), packed is not None
+
+
+def memory_note(g, integer):
+    """Bytes the search holds, per vertex and per stored edge, for the path it takes."""
+    ib = g.indices.dtype.itemsize
+    if integer:
+        return (f"integer path: CSR {8 + ib} B/edge + packed (target, weight) {8} B/edge kept "
+                f"on the Graph; int32 distances 4 B/vertex + float64 result 8 B/vertex; bins "
+                f"about 12 B per pushed vertex")
+    return (f"float path: CSR {8 + ib} B/edge; float64 distances 8 B/vertex; bins about 16 B "
+            f"per pushed vertex")
+
+
+def _children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _gap_trials(gap_sssp, path, source, threads, delta, trials, with_cpu=False):
+    """Run GAP's sssp once; return its per-trial times (graph loading excluded), and with
+    ``with_cpu`` also the CPU seconds of the whole process (all threads, loading included)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    c0 = _children_cpu()
     res = subprocess.run([gap_sssp, "-f", str(path), "-r", str(source), "-d", str(delta),
                           "-n", str(trials)], env=env, capture_output=True, text=True,
                          timeout=1800, check=True)
+    cpu = _children_cpu() - c0
     times = [float(line.split()[-1]) for line in res.stdout.splitlines()
              if line.startswith("Trial Time")]
     if len(times) != trials:
         raise SystemExit(f"could not read GAP's trial times from:\n{res.stdout}")
-    return times
+    return (times, cpu) if with_cpu else times
 
 
-def bench_gap(name, path, source, threads_list, rounds, trials=5):
-    """graphpar (default delta) against GAP (its best delta), same file, same source."""
+def bench_gap(name, path, source, threads_list, rounds, trials=5, gap_path=None):
+    """graphpar (default delta) against GAP (its best delta), same graph, same source.
+
+    ``gap_path``: the same graph in GAP's serialized form (written by GAP's converter
+    from ``path``), which GAP loads in a fraction of the time of the text file.
+    """
     import graphpar
 
     gap_sssp = str(Path(os.environ[GAP_ENV]) / "sssp")
+    gap_path = path if gap_path is None else gap_path
     g = graphpar.io.read_graph(path)
     A = g.to_scipy()
     from scipy.sparse.csgraph import dijkstra
@@ -297,47 +356,80 @@ def bench_gap(name, path, source, threads_list, rounds, trials=5):
         raise SystemExit(f"MISMATCH with scipy on {name} from source {source}")
     print(f"\n{name}: {g.n} vertices, {g.nnz} stored edges, source {source}, graphpar's "
           f"default delta {stats.delta:g}, reached {int(np.isfinite(d).sum())}")
+    for threads in threads_list:
+        relaxed, integer = relaxations(g, source, stats.delta, threads)
+        print(f"  threads {threads}: {relaxed} edges relaxed, {relaxed / stats.edges_traversed:.3f}"
+              f" per edge Dijkstra relaxes ({stats.edges_traversed})")
+    print(f"  memory: {memory_note(g, integer)}")
     rows = []
     for threads in threads_list:
-        sweep = {delta: statistics.median(_gap_trials(gap_sssp, path, source, threads, delta, 3))
+        sweep = {delta: statistics.median(_gap_trials(gap_sssp, gap_path, source, threads,
+                                                      delta, 3))
                  for delta in GAP_DELTAS}
         best = min(sweep, key=sweep.get)
-        ratios, gap_meds, our_meds = [], [], []
+        # GAP's process CPU with one trial: what loading the graph costs, taken off below
+        base = statistics.median(_gap_trials(gap_sssp, gap_path, source, threads, best, 1,
+                                             with_cpu=True)[1] for _ in range(3))
+        ratios, gap_meds, our_meds, cpu_ratios = [], [], [], []
         for _ in range(rounds):
-            gap_med = statistics.median(_gap_trials(gap_sssp, path, source, threads, best,
-                                                    trials))
+            times, cpu = _gap_trials(gap_sssp, gap_path, source, threads, best, trials + 1,
+                                     with_cpu=True)
+            gap_med = statistics.median(times)
+            # below 10 ms over all trials the difference is within rusage's resolution
+            gap_cpu = (cpu - base) / trials if cpu - base > 0.01 else math.nan
             ours = []
+            c0 = time.process_time()
             for _ in range(trials):
                 t0 = time.perf_counter()
                 graphpar.sssp(g, source, threads=threads)
                 ours.append(time.perf_counter() - t0)
+            our_cpu = (time.process_time() - c0) / trials
             our_med = statistics.median(ours)
             ratios.append(our_med / gap_med)
+            cpu_ratios.append(our_cpu / gap_cpu)
             gap_meds.append(gap_med)
             our_meds.append(our_med)
         ratio = statistics.median(ratios)
-        rows.append((threads, best, ratio))
+        cpu_ratio = statistics.median(cpu_ratios)  # nan for a graph searched too fast
+        rows.append((threads, best, ratio, cpu_ratio))
         print(f"  threads {threads}: GAP best delta {best} "
               f"{statistics.median(gap_meds) * 1e3:8.2f} ms   graphpar "
               f"{statistics.median(our_meds) * 1e3:8.2f} ms   graphpar / GAP {ratio:.2f} "
               f"(median over {rounds} rounds of {trials}; per round "
-              f"{', '.join(f'{r:.2f}' for r in ratios)})")
+              f"{', '.join(f'{r:.2f}' for r in ratios)}); CPU seconds per search "
+              f"graphpar / GAP {cpu_ratio:.2f} (per round "
+              f"{', '.join(f'{r:.2f}' for r in cpu_ratios)})")
     return rows
 
 
-def gap_section(scale, rounds, threads_list):
+def gap_section(scale, rounds, threads_list, rows=1000):
     gap_dir = os.environ.get(GAP_ENV)
     if not gap_dir or not (Path(gap_dir) / "sssp").exists():
         print(f"\nGAP column skipped: set {GAP_ENV} to a gapbs folder built with "
               f"'make sssp converter' (https://github.com/sbeamer/gapbs)")
         return
-    print(f"\nGAP's sssp from {gap_dir}: graphpar / GAP, same file and source")
+    import graphpar
+    from graphpar import generate
+
+    print(f"\nGAP's sssp from {gap_dir}: graphpar / GAP, same graph and source "
+          f"(load {os.getloadavg()[0]:.2f})")
+    converter = str(Path(gap_dir) / "converter")
     with tempfile.TemporaryDirectory() as tmp:
         kron = Path(tmp) / f"kron{scale}.wel"
-        subprocess.run([str(Path(gap_dir) / "converter"), "-g", str(scale), "-w", "-e",
-                        str(kron)], capture_output=True, text=True, timeout=1800, check=True)
+        subprocess.run([converter, "-g", str(scale), "-w", "-e", str(kron)],
+                       capture_output=True, text=True, timeout=1800, check=True)
+        # GAP's serialized copy of that file: the same graph, loaded in a second
+        subprocess.run([converter, "-f", str(kron), "-w", "-b", str(kron.with_suffix(".wsg"))],
+                       capture_output=True, text=True, timeout=1800, check=True)
         bench_gap(f"GAP Kronecker scale {scale} (weights 1..255)", kron, 1, threads_list,
-                  rounds)
+                  rounds, gap_path=kron.with_suffix(".wsg"))
+        kron.unlink()
+        kron.with_suffix(".wsg").unlink()
+        # a large road-like graph as DIMACS .gr (no large real road network is stored here)
+        grid = Path(tmp) / f"grid{rows}.gr"
+        graphpar.io.write_graph(generate.grid_road(rows, seed=0), grid)
+        bench_gap(f"grid {rows} x {rows} as DIMACS .gr (weights 1..255)", grid, 0,
+                  threads_list, rounds)
     data = os.environ.get("GRAPHPAR_DATA")
     rome = Path(data) / "dimacs" / "rome99.gr" if data else None
     if rome is not None and rome.exists():
@@ -369,7 +461,7 @@ def main(argv=None):
         sweep(args.scale, args.rows, args.repeat, threads_list)
         return
     if args.only_gap:
-        gap_section(args.gap_scale, args.gap_rounds, threads_list)
+        gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows)
         return
     t0 = time.perf_counter()
     kron = generate.kronecker(args.scale, seed=0)
@@ -379,7 +471,7 @@ def main(argv=None):
     grid = generate.grid_road(args.rows, seed=0)
     bench_graph(f"grid road {args.rows} x {args.rows}", grid, args.repeat, threads_list)
     if not args.skip_gap:
-        gap_section(args.gap_scale, args.gap_rounds, threads_list)
+        gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows)
     if not args.skip_startup:
         print("\nstart-up (fresh process, tiny graph):")
         startup()

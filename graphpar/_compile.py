@@ -243,8 +243,7 @@ def _warm_csgraph() -> None:
         dist = np.full((2, n), np.inf)
         pred = np.full((2, n), -9999, dtype=np.int32)
         src, data = np.array([0, 1]), A.data.astype(np.float64)
-        _many.many_parallel(indptr, idx, data, src, np.inf, dist, pred, True, 2)
-        _many.many_serial(indptr, idx, data, src, np.inf, dist, pred, True)
+        _many.many(indptr, idx, data, src, np.inf, dist, pred, True, np.zeros(8, np.int64))
 
 
 def _warm_gcn() -> None:

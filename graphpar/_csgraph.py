@@ -25,7 +25,7 @@ ITYPE = np.int32
 #: Below this many stored edges one search is serial: waking threads costs more.
 PARALLEL_EDGES = 1 << 17
 #: Below this many scanned edges in total (sources x edges), one thread does it all.
-SERIAL_WORK = 1 << 15
+SERIAL_WORK = 1 << 18
 
 
 def scipy_csr(csgraph, directed: bool):
@@ -153,13 +153,25 @@ def _per_source(indptr, idx, data, sources, limit, n, want_pred):
         kind = "per-source"  # scipy's rules for inf and NaN weights are the serial search's
     if kind == "delta-stepping":
         return _delta_stepping(indptr, idx, data, sources, limit, n, want_pred)
-    dist = np.full((k, n), np.inf)
-    pred = np.full((k, n) if want_pred else (1, 1), NULL, dtype=ITYPE)
+    # the kernels fill each row (inf, NULL) on the thread that searches it
+    dist = np.empty((k, n))
+    pred = np.empty((k, n) if want_pred else (1, 1), dtype=ITYPE)
     src = sources.astype(np.int64)
-    if threads == 1 or k == 0:
-        _k.many_serial(indptr, idx, data, src, limit, dist, pred, want_pred)
+    counter = np.zeros(8, dtype=np.int64)  # the next source: shared by the threads
+    args = (indptr, idx, data, src, limit, dist, pred, want_pred, counter)
+    if threads == 1 or k <= 1:
+        _k.many(*args)
     else:
-        _k.many_parallel(indptr, idx, data, src, limit, dist, pred, want_pred, threads)
+        import threading
+
+        # the kernel releases the GIL; each thread takes the next source until none is left
+        workers = [threading.Thread(target=_k.many, args=args, daemon=True)
+                   for _ in range(min(threads, k) - 1)]
+        for w in workers:
+            w.start()
+        _k.many(*args)  # the calling thread is one of the workers
+        for w in workers:
+            w.join()
     return dist, pred
 
 

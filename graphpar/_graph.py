@@ -84,6 +84,10 @@ class Graph:
 
     The arrays are checked (monotone ``indptr``, indices in range) and copied
     only when a dtype conversion is needed; a ``Graph`` never writes to them.
+    It keeps what it derives from them (:meth:`symmetrized`; the packed
+    adjacency of integer-weight searches, 8 bytes per stored edge, see
+    :func:`graphpar.sssp`), so they are taken as fixed: give a graph new
+    arrays rather than editing them in place.
     Rows need not be sorted and may hold duplicates only when built directly
     from arrays; the ``from_*`` constructors sort rows and collapse
     duplicates to their smallest weight.
@@ -109,7 +113,8 @@ class Graph:
     (2, 'Rome')
     """
 
-    __slots__ = ("indptr", "indices", "weights", "n", "directed", "_sym", "_labels", "_lookup")
+    __slots__ = ("indptr", "indices", "weights", "n", "directed", "_sym", "_labels", "_lookup",
+                 "_packed")
 
     def __init__(self, indptr, indices, weights=None, *, directed: bool = True, labels=None):
         indptr = np.asarray(indptr)
@@ -808,10 +813,10 @@ def graph_from_edges(src, dst, weights, n: int, directed: bool, *, labels=None) 
     indptr = indptr_t if both else _row_offsets(src, dst, False, n)
     cols = np.empty(nnz, dtype=idx)
     vals = np.empty(nnz, dtype=np.float64)
-    _csr.transpose_rows(indptr_t, cols_t, vals_t, indptr, _row_blocks(indptr, parts), cols, vals)
+    counts = np.empty(n, dtype=np.int64)  # entries kept per row: duplicates collapse on the way
+    _csr.transpose_rows(indptr_t, cols_t, vals_t, indptr, _row_blocks(indptr, parts), cols, vals,
+                        counts)
     del cols_t, vals_t
-    counts = np.empty(n, dtype=np.int64)
-    _csr.dedupe_sorted_rows(indptr, cols, vals, counts)
     new_indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=new_indptr[1:])
     if new_indptr[-1] != nnz:

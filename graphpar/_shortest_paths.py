@@ -12,6 +12,7 @@ figures both return with ``return_stats=True``.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -40,6 +41,11 @@ DELTA_FACTOR = 2.0
 WEIGHT_SAMPLE = 1 << 12
 _SAMPLE_SEED = 20261130
 _METHODS = ("delta-stepping", "dijkstra")
+#: The integer path's largest distance: an int32, one below its "unreached" value.
+_INT_LIMIT = 2**31 - 2
+#: Sources from which a graph that is not kept (scipy or dense input) is packed for the
+#: integer path: packing costs about a third of one search, and saves about that much.
+_PACK_SOURCES = 2
 
 
 @dataclass(frozen=True)
@@ -180,7 +186,8 @@ def weight_sample_positions(nnz: int) -> np.ndarray:
     Every position when ``nnz <= WEIGHT_SAMPLE``, else ``WEIGHT_SAMPLE``
     positions drawn with replacement by a fixed seed: the same for a given
     ``nnz`` on every call and every MPI rank (positions count stored edges in
-    CSR order, rows ascending), at a cost independent of ``nnz``.
+    CSR order, rows ascending), at a cost independent of ``nnz``. The array
+    is shared between calls (kept for the last sizes asked) and read-only.
 
     Examples
     --------
@@ -189,9 +196,18 @@ def weight_sample_positions(nnz: int) -> np.ndarray:
     >>> bool((weight_sample_positions(10**9) == weight_sample_positions(10**9)).all())
     True
     """
+    return _sample_positions(int(nnz))
+
+
+@functools.lru_cache(maxsize=16)
+def _sample_positions(nnz: int) -> np.ndarray:
+    # cached (read-only): drawing them costs more than a search on a small road graph
     if nnz <= WEIGHT_SAMPLE:
-        return np.arange(nnz, dtype=np.int64)
-    return np.sort(np.random.default_rng(_SAMPLE_SEED).integers(0, nnz, WEIGHT_SAMPLE))
+        pos = np.arange(nnz, dtype=np.int64)
+    else:
+        pos = np.sort(np.random.default_rng(_SAMPLE_SEED).integers(0, nnz, WEIGHT_SAMPLE))
+    pos.setflags(write=False)
+    return pos
 
 
 def default_delta(graph: Graph) -> float:
@@ -251,14 +267,67 @@ def _arrays(g: Graph):
     )
 
 
-def _run_one(arrays, s, method, delta, nbins, limit, threads, dist):
+@dataclass(frozen=True)
+class _Packed:
+    """A graph's packed integer adjacency and what it was built from (``Graph._packed``)."""
+
+    indices: np.ndarray
+    weights: np.ndarray
+    sample: np.ndarray  # the weights at weight_sample_positions(nnz) when it was built
+    packed: np.ndarray | None  # None: some weight is not an integer in [0, 2**31 - 1]
+
+
+def _integer_adjacency(g: Graph, sample: np.ndarray, keep: bool) -> np.ndarray | None:
+    """The packed adjacency of the integer path, or None when the float path must run.
+
+    The integer path needs every weight to be an integer in ``[0, 2**31 - 1]``
+    and fewer than ``2**31`` vertices; its distances (int32) are then exact
+    integers, and so are the float64 sums scipy computes (both exact below
+    ``2**53``), so the two agree bit for bit. The packed array (8 bytes per
+    stored edge) is built once and kept on the graph when ``keep``. A graph's
+    arrays are taken as fixed, as :meth:`Graph.symmetrized` takes them; the
+    cache is rebuilt when ``indices`` or ``weights`` is a new array or the
+    weight sample of the bucket-width rule (``sample``: every weight on graphs
+    of up to ``WEIGHT_SAMPLE`` edges) changed.
+    """
+    if g.n >= 2**31 or g.nnz == 0:
+        return None
+    cached = getattr(g, "_packed", None)  # a Graph made by __new__ has no slot value
+    if (cached is not None and cached.indices is g.indices and cached.weights is g.weights
+            and np.array_equal(cached.sample, sample)):
+        return cached.packed
+    # a sampled weight that is not an integer decides it without a pass over the edges
+    if not bool(np.all((sample >= 0) & (sample <= 2**31 - 1) & (sample == np.floor(sample)))):
+        return None
+    packed = np.empty(g.nnz, dtype=np.int64)
+    ok = _k.pack_integer_adjacency(np.ascontiguousarray(g.indices),
+                                   np.ascontiguousarray(g.weights), packed)
+    packed = packed if ok else None
+    if keep:
+        g._packed = _Packed(g.indices, g.weights, sample.copy(), packed)
+    return packed
+
+
+def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, packed=None, idist=None):
     """One search; returns (edges relaxed, steps, parallel regions, pool growths)."""
     indptr, indices, weights = arrays
-    dist.fill(np.inf)
     if method == "dijkstra":
+        dist.fill(np.inf)
         return int(_k.dijkstra(indptr, indices, weights, s, limit, dist)), 0, 0, 0
-    r = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit, threads, dist)
-    return tuple(int(x) for x in r)
+    if packed is not None:
+        ilimit = math.floor(limit) if limit < _INT_LIMIT else _INT_LIMIT
+        idist.fill(_k.INT_UNREACHED)
+        r = _k.delta_stepping(indptr, packed, packed, s, delta, nbins, np.int64(ilimit),
+                              ilimit == _INT_LIMIT, threads, idist)
+        if not r[4]:
+            dist[:] = idist
+            dist[idist == _k.INT_UNREACHED] = np.inf
+            return tuple(int(x) for x in r[:4])
+        # some distance passed 2**31 - 2: redo this source with float64 distances
+    dist.fill(np.inf)
+    r = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit, False, threads,
+                          dist)
+    return tuple(int(x) for x in r[:4])
 
 
 def sssp(
@@ -349,6 +418,16 @@ def sssp(
     threads; several sources are solved one after another, each in
     parallel.
 
+    When every weight is an integer in ``[0, 2**31 - 1]`` (road lengths,
+    Graph500 and GAP weights) the search runs on int32 distances and a
+    packed (target, weight) copy of the adjacency, 8 bytes per stored edge,
+    built on the first such call and kept on the ``Graph`` for the next ones
+    (for scipy or dense input, which is converted anew on every call, only
+    when there are several sources); a search whose distances pass
+    ``2**31 - 2`` is redone in float64. The result is the same float64 array.
+    As with :meth:`Graph.symmetrized`, a ``Graph``'s arrays are taken as
+    fixed once searched: assign new arrays rather than editing them in place.
+
     Examples
     --------
     >>> import numpy as np
@@ -384,7 +463,8 @@ def sssp(
     nthreads = before if threads is None else set_threads(threads)
     try:
         dist, pred, stats = _solve(g, sources, method, delta, limit, nthreads,
-                                   return_predecessors, wmax, return_stats)
+                                   return_predecessors, wmax, return_stats,
+                                   keep=isinstance(csgraph, Graph))
     finally:
         if threads is not None:
             set_threads(before)
@@ -395,13 +475,18 @@ def sssp(
     return out if len(out) > 1 else dist
 
 
-def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_stats):
-    """Search from every source; returns ``(dist, pred or None, SSSPStats or None)``."""
+def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_stats,
+           keep=True):
+    """Search from every source; returns ``(dist, pred or None, SSSPStats or None)``.
+
+    ``keep``: the graph outlives the call (the caller's ``Graph``), so the
+    integer path's packed adjacency is kept on it for the next calls.
+    """
     t0 = time.perf_counter()
     n = g.n
     arrays = _arrays(g)
-    delta_eff = bucket_width(n, g.nnz, wmax, delta,
-                             weight_sample=g.weights[weight_sample_positions(g.nnz)],
+    sample = g.weights[weight_sample_positions(g.nnz)]
+    delta_eff = bucket_width(n, g.nnz, wmax, delta, weight_sample=sample,
                              degree_squares=degree_squares(g.indptr))
     nbins = int(math.ceil(wmax / delta_eff)) + 3
     dist = np.empty((sources.size, n), dtype=np.float64)
@@ -409,8 +494,15 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
     if want_pred:
         pred = np.empty((sources.size, n), dtype=index_dtype(n))
         tree = np.empty(n, dtype=np.int64)
+    packed = idist = None
+    # the integer path pays for its packing only when the graph is kept or searched often
+    if method == "delta-stepping" and (keep or sources.size >= _PACK_SOURCES):
+        packed = _integer_adjacency(g, sample, keep)
+        if packed is not None:
+            idist = np.empty(n, dtype=np.int32)
     for i, s in enumerate(sources):
-        _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i])
+        _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i], packed,
+                 idist)
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = _k.PRED_NONE

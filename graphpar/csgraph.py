@@ -8,14 +8,16 @@ for "no predecessor", and distances equal to scipy's bit for bit.
 What differs:
 
 * Speed: many sources run one serial search per thread, with no
-  synchronisation between them; one source (or fewer than threads) on a
+  synchronisation between them (plain threads taking the next source from a
+  shared counter, so a thread slowed by another busy process holds up only
+  its current source); small work runs on one thread; one source (or fewer than threads) on a
   large graph runs graphpar's parallel delta-stepping (:func:`graphpar.sssp`);
   ``min_only=True`` is one multi-source search. Threads follow
   :func:`graphpar.set_threads`.
 * Predecessors on ties: when two shortest paths to a vertex have exactly the
   same length, the predecessor may differ from scipy's (scipy's depends on
   the order in which its Fibonacci heap returns equal keys; graphpar's on its
-  binary heap's, or with delta-stepping it is the smallest-numbered vertex
+  4-ary heap's, or with delta-stepping it is the smallest-numbered vertex
   that has a strictly smaller distance). Either way ``predecessors`` is a
   shortest-path tree: ``scipy.sparse.csgraph.reconstruct_path`` accepts it
   and every path it gives has the reported length. Without ties the

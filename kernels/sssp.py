@@ -44,12 +44,29 @@ Layout of the search state (all flat arrays, no Python objects):
 Distances are exact: the search is label-correcting and only stops at the
 fixpoint ``d[v] = min(d[v], fl(d[u] + w))`` over every edge, which is what a
 serial Dijkstra computes (addition is monotone for ``w >= 0``).
+
+Two specialisations of the same source, chosen by the argument types (each
+compiles only when a call needs it):
+
+* float: ``indices`` (int32/int64) and ``weights`` (float64) as two streams,
+  float64 distances (8 bytes a vertex, 8 a bin entry).
+* integer: when every weight is an integer in ``[0, 2**31 - 1]``, the caller
+  passes one packed int64 array (:func:`pack_integer_adjacency`, target in the
+  low 32 bits and weight in the high ones, one 8-byte stream like GAP's) as
+  both ``indices`` and ``weights``, and int32 distances (4 bytes a vertex and
+  a bin entry, so twice as many fit in cache), with ``limit`` an int64 at most
+  ``2**31 - 2`` and ``capped`` True when that bound replaced the caller's
+  limit. A distance past it sets the last value returned, and the caller redoes
+  the search in float64. Integer sums below ``2**53`` equal their float64
+  sums, so both paths give scipy's distances bit for bit.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from graphpar.kernels.atomics import cas, fetch_add
+from graphpar.kernels.heap import sift_down, sift_up
 from graphpar.kernels.prefetch import prefetch
 
 #: "No predecessor" in every predecessor array graphpar returns, serial and MPI (scipy's value).
@@ -60,6 +77,27 @@ FUSE_THRESHOLD = 1000
 SERIAL_EDGES = 2048
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
+#: Unreached in the integer path's int32 distances; reached distances stay below it.
+INT_UNREACHED = np.int32(2**31 - 1)
+
+
+def _edge(indices, weights, e):
+    """Target and weight of edge ``e`` (resolved at compile time by the weights' dtype)."""
+
+
+@overload(_edge, inline="always")
+def _edge_impl(indices, weights, e):
+    if isinstance(weights.dtype, types.Integer):
+        # the integer path's packed adjacency: one int64 per edge, target in the low
+        # 32 bits, weight in the high ones (one stream of 8 bytes an edge, as in GAP)
+        def packed(indices, weights, e):
+            x = indices[e]
+            return x & 0xFFFFFFFF, x >> 32
+        return packed
+
+    def plain(indices, weights, e):
+        return indices[e], weights[e]
+    return plain
 
 
 @njit(inline="always")
@@ -87,8 +125,9 @@ COUNT = 2
 
 
 @njit(cache=True)
-def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, inv_delta,
-                 cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, atomic):
+def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
+                 inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
+                 dirty, atomic):
     """One thread's share of a step: frontier chunks through the shared cursor, then bin
     fusion on its own current bin while that stays small. Returns edges relaxed.
 
@@ -157,10 +196,12 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, i
             eb = indptr[u + 1]
             work += eb - ea
             for e in range(ea, eb):
-                nd = du + weights[e]
+                v, w = _edge(indices, weights, e)
+                nd = du + w
                 if nd > limit:
+                    if capped:
+                        overflow[1] = 1  # beyond the distance dtype: the caller redoes it
                     continue
-                v = indices[e]
                 old = dist[v]
                 while nd < old:
                     if atomic:
@@ -205,27 +246,33 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, i
 
 
 @njit(parallel=True, cache=True)
-def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, inv_delta,
-          cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty, work):
+def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
+          inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty,
+          work):
     for t in prange(nthreads):
         # np.int64: the prange index is unsigned inside the parallel region, and one
         # signature for every call site means _thread_work compiles once
         work[t, 0] += _thread_work(np.int64(t), fr, fstart, cursor, indptr, indices, weights,
-                                   dist, limit, inv_delta, cur, K, bins, items, item_d, meta,
-                                   free, alloc, cap, overflow, dirty, np.bool_(True))
+                                   dist, limit, capped, inv_delta, cur, K, bins, items, item_d,
+                                   meta, free, alloc, cap, overflow, dirty, np.bool_(True))
 
 
 @njit(cache=True)
-def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nthreads, dist):
-    """Fill ``dist`` (preset to inf) with shortest distances from ``source``.
+def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, capped, nthreads,
+                   dist):
+    """Fill ``dist`` (preset to inf, or ``INT_UNREACHED`` for int32) with shortest
+    distances from ``source``.
 
     ``min_bins`` must be at least
     ``ceil(max_weight / delta) + 2``; the search uses the next power of two.
-    Returns ``(edges relaxed, steps, parallel regions, pool growths)``: steps
+    ``capped``: ``limit`` is the integer path's bound rather than the caller's
+    (see the module docstring). Returns ``(edges relaxed, steps, parallel
+    regions, pool growths, capped limit passed)``: steps
     expected to relax fewer than ``SERIAL_EDGES`` edges run on the calling
     thread alone, since waking the others would cost more; a pool growth is a
     step after which the chunk pool was doubled and the vertices it could not
-    take were re-filed.
+    take were re-filed; the last is 1 when a distance passed a capped
+    ``limit`` (``dist`` is then incomplete).
     """
     n = indptr.size - 1
     nnz = indptr[n]
@@ -235,7 +282,7 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     inv_delta = 1.0 / delta
     cap = n // CHUNK + nthreads * (K + 2) + 64
     items = np.empty(cap * CHUNK, dtype=np.int64)
-    item_d = np.empty(cap * CHUNK, dtype=np.float64)
+    item_d = np.empty(cap * CHUNK, dtype=dist.dtype)
     meta = np.empty((cap, 8), dtype=np.int64)
     bins = np.empty((nthreads, K, 8), dtype=np.int64)
     for t in range(nthreads):
@@ -253,8 +300,9 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             work[t, k] = 0
     alloc = np.empty(1, dtype=np.int64)
     alloc[0] = 0
-    overflow = np.empty(1, dtype=np.int64)
+    overflow = np.empty(2, dtype=np.int64)  # [pool ran out, a distance passed a capped limit]
     overflow[0] = 0
+    overflow[1] = 0
     dirty = np.empty(n, dtype=np.uint8)
     for v in range(n):
         dirty[v] = 0
@@ -265,7 +313,7 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     for t in range(nthreads + 1):
         fstart[t] = 0
     fr = np.empty(cap, dtype=np.int64)
-    dist[source] = 0.0
+    dist[source] = 0
     dirty[source] = 1  # filed by the re-filing loop below, like a vertex the pool turned away
     refile = True
     cur = np.int64(0)
@@ -288,7 +336,7 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
             # explicit copy loops: a slice assignment would compile Numba's shape-mismatch
             # error message (string formatting) into the kernel, seconds of cold start
             items2 = np.empty(newcap * CHUNK, dtype=np.int64)
-            item_d2 = np.empty(newcap * CHUNK, dtype=np.float64)
+            item_d2 = np.empty(newcap * CHUNK, dtype=dist.dtype)
             for k in range(cap * CHUNK):
                 items2[k] = items[k]
                 item_d2[k] = item_d[k]
@@ -365,10 +413,10 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
             work[0, 0] += _thread_work(t0, fr, fstart, cursor, indptr, indices, weights, dist,
-                                       limit, inv_delta, cur, K, bins, items, item_d, meta,
-                                       free, alloc, cap, overflow, dirty, np.bool_(False))
+                                       limit, capped, inv_delta, cur, K, bins, items, item_d,
+                                       meta, free, alloc, cap, overflow, dirty, np.bool_(False))
         else:
-            _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit,
+            _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
                   inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
                   dirty, work)
             regions += 1
@@ -381,82 +429,68 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, nth
     relaxed = 0
     for t in range(nthreads):
         relaxed += work[t, 0]
-    return relaxed, steps, regions, growths
+    return relaxed, steps, regions, growths, overflow[1]
+
+
+@njit(cache=True)
+def pack_integer_adjacency(indices, weights, packed):
+    """Pack ``(indices[e], weights[e])`` into ``packed[e] = indices[e] | weights[e] << 32``.
+
+    The integer path's adjacency: one 8-byte stream instead of a 4-byte and an
+    8-byte one. Returns True when every weight is an integer in
+    ``[0, 2**31 - 1]`` (then ``packed`` is complete), False at the first that
+    is not (then ``packed`` is unusable). Serial: it runs once per graph, and a
+    parallel loop would add seconds of compilation to a cold first call.
+    """
+    for e in range(indices.size):
+        w = weights[e]
+        # also refuses NaN and inf: every comparison with them is false
+        if not (w >= 0.0 and w <= 2147483647.0 and w == np.floor(w)):
+            return False
+        packed[e] = np.int64(indices[e]) | (np.int64(w) << 32)
+    return True
 
 
 # --------------------------------------------------------------------------- Dijkstra
 @njit(cache=True)
 def dijkstra(indptr, indices, weights, source, limit, dist):
-    """Serial Dijkstra with a binary heap (lazy deletion); fills ``dist`` (preset to inf).
+    """Serial Dijkstra on the indexed 4-ary heap of :mod:`graphpar.kernels.heap`; fills
+    ``dist`` (preset to inf).
 
     Returns the number of edges scanned.
     """
     n = indptr.size - 1
-    cap = 16
-    hk = np.empty(cap, dtype=np.float64)
-    hv = np.empty(cap, dtype=np.int64)
-    size = 0
+    hk = np.empty(n, dtype=np.float64)
+    hv = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)  # read only for vertices with a finite dist
     dist[source] = 0.0
     hk[0] = 0.0
     hv[0] = source
+    pos[source] = 0
     size = 1
-    settled = np.zeros(n, dtype=np.uint8)
     scanned = 0
     while size > 0:
         du = hk[0]
         u = hv[0]
         size -= 1
         if size > 0:
-            # sift the last element down from the root
-            k = hk[size]
-            x = hv[size]
-            i = 0
-            while True:
-                c = 2 * i + 1
-                if c >= size:
-                    break
-                if c + 1 < size and hk[c + 1] < hk[c]:
-                    c += 1
-                if hk[c] < k:
-                    hk[i] = hk[c]
-                    hv[i] = hv[c]
-                    i = c
-                else:
-                    break
-            hk[i] = k
-            hv[i] = x
-        if settled[u] != 0 or du > dist[u]:
-            continue
-        settled[u] = 1
+            sift_down(hk, hv, pos, size, hk[size], hv[size])
         a = indptr[u]
         b = indptr[u + 1]
         scanned += b - a
         for e in range(a, b):
             v = indices[e]
             nd = du + weights[e]
-            if nd < dist[v] and nd <= limit:
+            dv = dist[v]
+            # a scanned vertex has dist[v] <= du <= nd: never relaxed again
+            if nd < dv and nd <= limit:
                 dist[v] = nd
-                if size == cap:
-                    cap *= 2
-                    hk2 = np.empty(cap, dtype=np.float64)
-                    hv2 = np.empty(cap, dtype=np.int64)
-                    for q in range(size):  # not a slice copy: see delta_stepping
-                        hk2[q] = hk[q]
-                        hv2[q] = hv[q]
-                    hk = hk2
-                    hv = hv2
-                i = size
-                size += 1
-                while i > 0:
-                    p = (i - 1) // 2
-                    if hk[p] > nd:
-                        hk[i] = hk[p]
-                        hv[i] = hv[p]
-                        i = p
-                    else:
-                        break
-                hk[i] = nd
-                hv[i] = v
+                if dv == np.inf:  # new: a leaf
+                    p = size
+                    size += 1
+                else:  # in the heap: lower its key
+                    p = pos[v]
+                sift_up(hk, hv, pos, p, nd, v)
     return scanned
 
 

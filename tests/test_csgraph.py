@@ -338,3 +338,58 @@ def test_plan_rules():
     assert _csgraph.plan(3, 10, 2, False) == ("per-source", 1)  # tiny: one thread
     assert _csgraph.plan(3, 10**7, 4, False) == ("delta-stepping", 4)
     assert _csgraph.plan(100, 10**7, 2, True) == ("multi-source", 1)
+
+
+def test_heap_pops_in_key_order_with_decrease_key():
+    """kernels.heap against a naive oracle (a dict of current keys, min by scan)."""
+    from graphpar.kernels.heap import sift_down, sift_up
+
+    rng = np.random.default_rng(11)
+    n = 200
+    hk, hv, pos = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    inside, size = {}, 0
+    for _ in range(3000):
+        op = rng.integers(0, 3)
+        v = int(rng.integers(0, n))
+        if op == 0 and v not in inside and size < n:  # push
+            key = float(rng.integers(0, 50))  # small keys: many ties
+            sift_up(hk, hv, pos, size, key, v)
+            inside[v], size = key, size + 1
+        elif op == 1 and v in inside:  # decrease-key
+            key = inside[v] - float(rng.integers(0, 10))
+            sift_up(hk, hv, pos, pos[v], key, v)
+            inside[v] = key
+        elif op == 2 and size:  # pop
+            k0, v0 = hk[0], int(hv[0])
+            assert k0 == min(inside.values()) and inside.pop(v0) == k0
+            size -= 1
+            if size:
+                sift_down(hk, hv, pos, size, hk[size], hv[size])
+        for i in range(size):  # slots and positions agree, keys match the oracle
+            assert pos[hv[i]] == i and hk[i] == inside[int(hv[i])]
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_grid_with_integer_ties_many_sources(directed, threads, plan):
+    """A road-like grid (integer weights: many equal distances) from more sources than
+    threads, some repeated: scipy's distances bit for bit and valid predecessor trees."""
+    from graphpar.generate import grid_road
+
+    A = grid_road(12, 15, seed=3, max_weight=4).to_scipy().tocsr()
+    idx = np.array([0, 7, 7, 179, 90, 33, -1])
+    got, want = _same_as_scipy(A, directed=directed, indices=idx, return_predecessors=True)
+    _check_tree(A, directed, idx % A.shape[0], got[0], got[1], want[1])
+    _same_as_scipy(A, directed=directed, indices=idx, min_only=True, return_predecessors=True)
+    _same_as_scipy(A, directed=directed, indices=None, limit=9.0)
+
+
+def test_serial_dijkstra_kernel_on_the_shared_heap():
+    """graphpar.sssp(method="dijkstra") runs kernels.sssp.dijkstra on the same heap."""
+    from graphpar import sssp
+    from graphpar.generate import grid_road
+
+    A = grid_road(20, 20, seed=4, max_weight=3).to_scipy().tocsr()
+    for s in (0, 211, 399):
+        for limit in (INF, 12.0):
+            np.testing.assert_array_equal(sssp(A, s, method="dijkstra", limit=limit),
+                                          ref.dijkstra(A, indices=s, limit=limit))

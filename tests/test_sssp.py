@@ -181,17 +181,28 @@ def _stale_flood(n, M):
     return Graph.from_edges(src, dst, w, n=n)
 
 
+@pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_chunk_pool_growth_and_parallel_steps(threads):
+def test_chunk_pool_growth_and_parallel_steps(threads, integer):
     g = _stale_flood(300, 1000.0)
     ref = dijkstra(g.to_scipy(), indices=[0, 5])
     d = np.empty((2, g.n))
     growths = parallel = 0
+    packed = np.empty(g.nnz, dtype=np.int64)
+    assert ksssp.pack_integer_adjacency(g.indices, g.weights, packed)
     for row, s in zip(d, (0, 5), strict=True):
-        row.fill(np.inf)
         nbins = int(np.ceil(g.weights.max() / 100.0)) + 3
-        _, _, par, grown = ksssp.delta_stepping(g.indptr, g.indices, g.weights, s, 100.0,
-                                                nbins, np.inf, threads, row)
+        if integer:
+            idist = np.full(g.n, ksssp.INT_UNREACHED)
+            _, _, par, grown, over = ksssp.delta_stepping(
+                g.indptr, packed, packed, s, 100.0, nbins, np.int64(2**31 - 2), True, threads,
+                idist)
+            row[:] = np.where(idist == ksssp.INT_UNREACHED, np.inf, idist)
+        else:
+            row.fill(np.inf)
+            _, _, par, grown, over = ksssp.delta_stepping(
+                g.indptr, g.indices, g.weights, s, 100.0, nbins, np.inf, False, threads, row)
+        assert over == 0
         growths += grown
         parallel += par
     np.testing.assert_array_equal(d, ref)
@@ -313,7 +324,7 @@ def test_int64_indices():
     g = Graph.from_scipy(A)
     ind64 = g.indices.astype(np.int64)
     d = np.full(g.n, np.inf)
-    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, 8, np.inf, 2, d)
+    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, 8, np.inf, False, 2, d)
     np.testing.assert_array_equal(d, dijkstra(A, indices=0))
 
 
@@ -651,3 +662,98 @@ def test_verifier_checks_the_undirected_graph_the_caller_asked_for(monkeypatch):
     assert not verify_sssp(A, 2, wrong, directed=False)
     with pytest.raises(ValueError, match=r"source 2: edge \(2, 1\) improves dist\[1\] = 11.0"):
         verify_sssp(g, 2, wrong, directed=False, raise_error=True)
+
+
+# ---------------------------------------------------------------- the integer-weight path
+def _int_graph(n, m, wmax, seed):
+    rng = np.random.default_rng(seed)
+    return Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m),
+                            rng.integers(0, wmax + 1, m).astype(float), n=n)
+
+
+def _packed_state(g):
+    """The integer path's cache on ``g``: None (never packed), False (refused), True (packed)."""
+    cached = getattr(g, "_packed", None)
+    return None if cached is None else cached.packed is not None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("directed", [True, False])
+def test_integer_path_equals_scipy(threads, directed):
+    g = _int_graph(3000, 20000, 255, 1)  # zero weights included
+    A = g.to_scipy()
+    sources = [0, 7, 2999]
+    for limit in (np.inf, 300.0, 300.5, 0.0):
+        d = sssp(g, sources, directed=directed, limit=limit, threads=threads)
+        np.testing.assert_array_equal(d, dijkstra(A, directed=directed, indices=sources,
+                                                  limit=limit))
+    searched = g if directed else g.symmetrized()
+    assert _packed_state(searched) is True
+    d, pred = sssp(g, 0, directed=directed, return_predecessors=True, threads=threads)
+    assert verify_sssp(g, 0, d, directed=directed, against_dijkstra=True)
+    assert (pred >= 0).sum() == np.isfinite(d).sum() - 1
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_integer_path_overflow_falls_back_to_float(threads):
+    # a path whose distances pass 2**31 - 1, the int32 range: the search is redone in float64
+    n = 6
+    big = float(2**31 - 1)
+    g = Graph.from_edges(np.arange(n - 1), np.arange(1, n), np.full(n - 1, big), n=n)
+    d = sssp(g, 0, threads=threads)
+    np.testing.assert_array_equal(d, np.arange(n) * big)
+    np.testing.assert_array_equal(d, dijkstra(g.to_scipy(), indices=0))
+    assert _packed_state(g) is True
+    # a limit inside the int32 range stays on the integer path, and is exact
+    np.testing.assert_array_equal(sssp(g, 0, limit=big, threads=threads),
+                                  [0.0, big, np.inf, np.inf, np.inf, np.inf])
+    # one weight past the int32 range: the float path
+    h = Graph.from_edges([0, 1], [1, 2], [1.0, 2.0**31], n=3)
+    np.testing.assert_array_equal(sssp(h, 0), [0.0, 1.0, 1.0 + 2.0**31])
+    assert _packed_state(h) in (None, False)
+
+
+def test_integer_path_refused_for_fractional_or_infinite_weights():
+    g = _int_graph(500, 3000, 100, 2)
+    for bad in (0.5, np.inf):
+        w = g.weights.copy()
+        w[1234] = bad  # one edge; the sample of the delta rule holds every edge here
+        h = Graph(g.indptr, g.indices, w)
+        np.testing.assert_array_equal(sssp(h, [0, 3]), dijkstra(h.to_scipy(), indices=[0, 3]))
+        assert _packed_state(h) in (None, False)
+    # a large graph whose sample holds only integers: the packing pass finds the fraction
+    big = _int_graph(50_000, 400_000, 100, 3)
+    w = big.weights.copy()
+    w[-1] = 0.25
+    h = Graph(big.indptr, big.indices, w)
+    np.testing.assert_array_equal(sssp(h, 0), dijkstra(h.to_scipy(), indices=0))
+    assert _packed_state(h) is False
+
+
+def test_integer_cache_follows_new_weights():
+    g = _int_graph(1000, 6000, 50, 4)
+    sssp(g, 0)
+    first = g._packed.packed
+    g.weights = g.weights * 3.0  # a new array: the cache is rebuilt
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+    assert g._packed.packed is not first
+    g.weights += 1.0  # in place, every weight: the sample check sees it
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+    g.weights[:] = 0.5  # and a change to real weights
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+
+
+def test_scipy_input_is_not_packed_for_one_source(monkeypatch):
+    calls = []
+    real = ksssp.pack_integer_adjacency
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(ksssp, "pack_integer_adjacency", spy)
+    A = _int_graph(800, 5000, 9, 5).to_scipy()
+    np.testing.assert_array_equal(sssp(A, 0), dijkstra(A, indices=0))
+    assert calls == []
+    np.testing.assert_array_equal(sssp(A, [0, 1]), dijkstra(A, indices=[0, 1]))
+    assert calls == [1]
