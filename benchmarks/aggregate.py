@@ -13,6 +13,14 @@ value, i bytes per index): ``nnz*(i + s)`` for the operator's indices and values
 ``nnz*w*s`` for the rows of H it gathers (every gathered row counted, no cache reuse),
 ``m*w*s`` for writing the output and ``8*(m+1)`` for indptr. GFLOP/s counts 2*nnz*w.
 The triad ``a = b + x*c`` counts 3 arrays of 8-byte values (STREAM's convention).
+
+``--locality`` runs only the locality study (f = 64, float32, all threads; triad and
+every variant timed in turns, medians): the kernel on numpy's H (16 bytes past a cache
+line, so a 256-byte row spans 5 lines), :func:`graphpar.aggregate`, with
+:func:`graphpar.reorder` (``rcm``, ``degree``; H and the result permuted on every call),
+the kernel on the reordered operator with H kept in the new order (a training loop's
+use), and scipy. The model's GB/s counts every gathered row as moved, so a reordering
+whose gathers hit cache shows more GB/s than the memory moved: read the time ratios too.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import argparse
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +66,71 @@ def traffic(op, w: int, s: int) -> float:
     return op.nnz * (i + s) + op.nnz * w * s + m * w * s + 8 * (m + 1)
 
 
+def locality(graphs: dict, repeat: int) -> None:
+    """The locality study of ``--locality`` (see the module docstring)."""
+    from graphpar._gcn import line_aligned
+    from graphpar.kernels.aggregate import spmm
+
+    w, dt = 64, np.dtype(np.float32)
+    set_threads(max_threads())
+    print(f"\nlocality study: f = {w}, {dt}, {max_threads()} threads, median of {repeat} "
+          "turns (triad and every variant timed once per turn); wall time, and CPU time of "
+          "all threads (robust to load; bandwidth-bound code stalls on the CPU)")
+    for gname, g in graphs.items():
+        op = gcn_normalize(g, dtype=dt)
+        n = op.shape[0]
+        H = np.random.default_rng(0).standard_normal((n, w)).astype(dt)
+        print(f"\n{gname}: {n} vertices, {op.nnz} stored entries; numpy's H starts "
+              f"{H.ctypes.data % 64} bytes into a cache line")
+        out = np.empty_like(H)
+        cases = {
+            "kernel, numpy's H (before)": (spmm, op.indptr, op.indices, op.data, H, out),
+            "aggregate (current)": (partial(aggregate, out=out), op, H),
+        }
+        for method in ("rcm", "degree"):
+            t0, c0 = time.perf_counter(), time.process_time()
+            rop = graphpar.reorder(op, method=method)
+            cost = (time.perf_counter() - t0, time.process_time() - c0)
+            extra = (rop.op.data.nbytes + rop.op.indices.nbytes + rop.op.indptr.nbytes
+                     + rop.perm.nbytes + rop.inverse.nbytes)
+            print(f"reorder({method!r}): {cost[0]:.2f} s wall, {cost[1]:.2f} s CPU; keeps "
+                  f"{extra / 2**20:.0f} MiB (the operator: "
+                  f"{(op.data.nbytes + op.indices.nbytes + op.indptr.nbytes) / 2**20:.0f} MiB)")
+            hp = line_aligned(np.ascontiguousarray(H[rop.perm]))
+            cases[f"aggregate(reorder {method})"] = (partial(aggregate, out=out), rop, H)
+            cases[f"kernel, {method} order kept"] = (
+                spmm, rop.op.indptr, rop.op.indices, rop.op.data, hp, out)
+        cases["scipy op @ H"] = (op.__matmul__, H)
+        for fn, *fargs in cases.values():
+            fn(*fargs)  # compile and warm up
+        times = {name: [] for name in cases}
+        cpu = {name: [] for name in cases}
+        tri = []
+        for _ in range(repeat):
+            tri.append(triad_gbs(1 << 25, 1))
+            for name, (fn, *fargs) in cases.items():
+                t0, c0 = time.perf_counter(), time.process_time()
+                fn(*fargs)
+                times[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.process_time() - c0)
+        tb = float(np.median(tri))
+        model = traffic(op, w, dt.itemsize)
+        base = float(np.median(times["kernel, numpy's H (before)"]))
+        sp_med = float(np.median(times["scipy op @ H"]))
+        print(f"STREAM triad {tb:.1f} GB/s (turns: {', '.join(f'{x:.1f}' for x in tri)})")
+        cbase = float(np.median(cpu["kernel, numpy's H (before)"]))
+        print(f"{'variant':<30} {'ms':>8} {'model GB/s':>10} {'%triad':>7} {'vs before':>10} "
+              f"{'vs scipy':>9} {'CPU ms':>8} {'CPU vs before':>14}")
+        for name, ts in times.items():
+            med = float(np.median(ts))
+            cmed = float(np.median(cpu[name]))
+            gbs = model / med / 1e9
+            print(f"{name:<30} {med * 1e3:>8.1f} {gbs:>10.1f} {100 * gbs / tb:>6.0f}% "
+                  f"{fmt_ratio(base, med):>10} {fmt_ratio(sp_med, med):>9} {cmed * 1e3:>8.1f} "
+                  f"{fmt_ratio(cbase, cmed):>14}", flush=True)
+        cases.clear()
+
+
 def torch_mm():
     try:
         import torch
@@ -72,6 +146,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="float32,float64")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--graphs", default="uniform,kronecker")
+    ap.add_argument("--locality", action="store_true",
+                    help="only the alignment and reordering study at f = 64, float32")
     args = ap.parse_args(argv)
     widths = [int(w) for w in args.widths.split(",")]
     dtypes = [np.dtype(d) for d in args.dtypes.split(",")]
@@ -99,6 +175,9 @@ def main(argv=None) -> int:
     if "kronecker" in args.graphs:
         graphs["kronecker"] = kronecker(scale, 8, seed=1, weights=None)
     print(f"generated graphs in {time.perf_counter() - t0:.1f} s")
+    if args.locality:
+        locality(graphs, args.repeat)
+        return 0
 
     header = (f"{'graph':<10} {'dtype':<8} {'w':>4} {'thr':>3} {'graphpar ms':>11} "
               f"{'scipy ms':>9} {'speedup':>8} {'GFLOP/s':>8} {'GB/s':>6} {'%triad':>7}"

@@ -8,6 +8,7 @@ Public API (imported lazily, so ``import graphpar`` stays fast):
   is the serial reference; ``return_stats=True`` adds an :class:`SSSPStats`),
   :func:`verify_sssp`, :func:`default_delta`.
 - GCN: :func:`gcn_normalize` (a :class:`GCNOperator`), :func:`aggregate`,
+  :func:`reorder` (a :class:`ReorderedOperator`),
   :class:`GCN`, :func:`train_gcn` (a :class:`TrainResult`), :mod:`graphpar.datasets`.
 - Survival: :class:`CoxPH` (its :class:`CoxSummary`, :class:`ConvergenceWarning`,
   :class:`MonotoneLikelihoodWarning`), :func:`concordance_index`.
@@ -34,6 +35,8 @@ _LAZY = {
     "gcn_normalize": "graphpar._gcn",
     "aggregate": "graphpar._gcn",
     "GCNOperator": "graphpar._gcn",
+    "reorder": "graphpar._reorder",
+    "ReorderedOperator": "graphpar._reorder",
     "GCN": "graphpar._gcn_model",
     "train_gcn": "graphpar._gcn_model",
     "TrainResult": "graphpar._gcn_model",

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import pty
+import re
 import subprocess
 
 import numpy as np
@@ -25,9 +26,16 @@ def run_json(capsys, *argv):
     return json.loads(out[0])
 
 
-def test_sbm_json_matches_python_api(capsys):
-    got = run_json(capsys, "--dataset", "sbm", "--epochs", "40", "--seed", "3", "--threads", "1")
-    ref = train_gcn(synthetic_sbm(3), epochs=40, seed=3)
+@pytest.mark.parametrize("extra, kw", [
+    ((), {"bias": True}),  # the estimator's default: biases
+    (("--no-bias",), {"bias": False}),
+    (("--hidden", "12,6"), {"hidden": (12, 6), "bias": True}),
+    (("--hidden", " 10 ", "--no-bias"), {"hidden": 10, "bias": False}),
+])
+def test_sbm_json_matches_python_api(capsys, extra, kw):
+    got = run_json(capsys, "--dataset", "sbm", "--epochs", "40", "--seed", "3", "--threads", "1",
+                   *extra)
+    ref = train_gcn(synthetic_sbm(3), epochs=40, seed=3, **kw)
     for key in ("test_accuracy", "val_accuracy", "train_accuracy"):
         assert got[key] == pytest.approx(getattr(ref, key))
     assert got["epochs"] == 40 and got["seconds"] > 0 and got["threads"] == 1
@@ -49,7 +57,7 @@ def test_cora_json_matches_python_api(capsys, planetoid_dir):
                    "--no-download", "--epochs", "50", "--hidden", "8", "--lr", "0.02",
                    "--dropout", "0.3", "--weight-decay", "1e-3", "--seed", "2")
     ref = train_gcn(load_planetoid("cora", planetoid_dir), epochs=50, hidden=8, lr=0.02,
-                    dropout=0.3, weight_decay=1e-3, seed=2)
+                    dropout=0.3, weight_decay=1e-3, seed=2, bias=True)
     assert got["test_accuracy"] == pytest.approx(ref.test_accuracy)
     assert got["val_accuracy"] == pytest.approx(ref.val_accuracy)
     assert got["vertices"] == 2708
@@ -146,6 +154,9 @@ SEE_HELP = " (see 'graphpar gcn --help')"
                        "got '-1'" + SEE_HELP),
     (["--epochs", "-3"], "--epochs must be a positive integer, got -3"),
     (["--hidden", "0"], "--hidden must be a positive integer, got 0"),
+    (["--hidden", "64,0"], "--hidden[1] must be a positive integer, got 0"),
+    (["--hidden", "64,,8"], "argument --hidden: must be a positive integer or a comma-separated "
+                            "list of them (64,32), got '64,,8'" + SEE_HELP),
     (["--lr", "nan"], "--lr must be a finite number > 0, got nan"),
     (["--lr=-inf"], "--lr must be a finite number > 0, got -inf"),
     (["--lr", "0"], "--lr must be a finite number > 0, got 0.0"),
@@ -196,8 +207,9 @@ def user_argv(paths, *extra):
             paths["labels"], "--split", paths["split"], *extra]
 
 
-@pytest.mark.parametrize("index_split, sparse", [(True, False), (False, True)])
-def test_user_data_trains_as_the_python_api(capsys, tmp_path, index_split, sparse):
+@pytest.mark.parametrize("index_split, sparse, hidden", [(True, False, "16"),
+                                                          (False, True, "8,4")])
+def test_user_data_trains_as_the_python_api(capsys, tmp_path, index_split, sparse, hidden):
     import csv
 
     from graphpar import GCN, read_graph
@@ -207,17 +219,21 @@ def test_user_data_trains_as_the_python_api(capsys, tmp_path, index_split, spars
     out = {k: str(tmp_path / f) for k, f in (("model", "m.npz"), ("pred", "p.npy"),
                                               ("hist", "h.csv"))}
     assert main(user_argv(paths, "--epochs", "100", "--seed", "2", "--json", "--save-model",
-                          out["model"], "-o", out["pred"], "--history", out["hist"])) == 0
+                          out["model"], "-o", out["pred"], "--history", out["hist"],
+                          "--hidden", hidden)) == 0
     got = json.loads(capsys.readouterr().out)
     import scipy.sparse as sp
 
-    ref = train_gcn(A, sp.csr_array(X) if sparse else X, y, tr, va, te, epochs=100, seed=2)
+    widths = tuple(int(w) for w in hidden.split(","))
+    ref = train_gcn(A, sp.csr_array(X) if sparse else X, y, tr, va, te, epochs=100, seed=2,
+                    hidden=widths, bias=True)
     for key in ("train_accuracy", "val_accuracy", "test_accuracy"):
         assert got[key] == pytest.approx(getattr(ref, key)), key
     assert got["vertices"] == 120 and got["classes"] == 3 and got["dataset"] == paths["graph"]
     assert ref.test_accuracy > 0.5  # it learned: chance is 1/3
     # the saved model, reloaded, predicts what --output holds; both equal the reference's
     model = GCN.load(out["model"])
+    assert model.hidden == widths and model.bias and len(model.biases_) == len(widths) + 1
     pred = np.load(out["pred"], allow_pickle=False)
     assert pred.dtype == np.int64 and pred.shape == (120,)
     np.testing.assert_array_equal(pred, model.predict(read_graph(paths["graph"]), X))
@@ -294,7 +310,7 @@ def test_user_data_errors_name_the_file(capsys, tmp_path):
                         *needles)
     (bad / "text.npy").write_text("0 1 2\n")
     _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "text.npy"))),
-                    "text.npy: not a label array saved with numpy.save")
+                    "text.npy: not an .npy file saved with numpy.save")
     np.save(bad / "obj.npy", np.array([1, "a"], dtype=object))
     _one_line_error(capsys, user_argv(dict(paths, labels=str(bad / "obj.npy"))),
                     "obj.npy: holds Python objects (dtype object)")
@@ -338,3 +354,77 @@ def test_user_data_under_mpiexec_equals_serial(tmp_path):
     assert got["ranks"] == 2
     np.testing.assert_array_equal(np.load(tmp_path / "m.npy"), np.load(tmp_path / "s.npy"))
     assert (tmp_path / "m.npz").stat().st_size > 0
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_split_rows_are_the_slices_of_the_whole_split(tmp_path, compressed):
+    """Each rank's rows of a split (boolean masks read for those rows only, index arrays
+    whole) equal the rows of the serial reader's masks, compressed archive or not."""
+    from graphpar.cli.gcn import read_split, read_split_rows
+
+    n = 50
+    rng = np.random.default_rng(0)
+    path = tmp_path / "s.npz"
+    save = np.savez_compressed if compressed else np.savez
+    save(path, train=rng.permutation(n)[:17], val=rng.random(n) < 0.3)
+    whole = read_split(str(path), n)
+    assert whole["train"].sum() == 17 and not whole["test"].any()
+    for lo, hi in [(0, n), (0, 0), (3, 20), (20, 50), (49, 50)]:
+        rows = read_split_rows(str(path), n, lo, hi)
+        for key in ("train", "val", "test"):
+            np.testing.assert_array_equal(rows[key], whole[key][lo:hi], err_msg=key)
+    # an index repeated or outside the graph is refused the same way on every rank
+    np.savez(path, train=np.array([4, 9, 4]))
+    for lo, hi in [(0, 5), (30, 50)]:
+        with pytest.raises(ValueError, match=r"s\.npz: 'train' lists vertex 4 twice "
+                                             r"\(positions 0 and 2\)"):
+            read_split_rows(str(path), n, lo, hi)
+    np.savez(path, train=np.zeros(n + 1, bool))
+    with pytest.raises(ValueError, match=r"'train' has shape \(51,\), more entries than the "
+                                         "50 vertices"):
+        read_split_rows(str(path), n, 0, 10)
+
+
+@pytest.mark.parametrize("fmt, compressed", [("csr", True), ("csr", False), ("csc", True)])
+def test_sparse_feature_rows_are_the_slices_of_the_matrix(tmp_path, fmt, compressed):
+    """A rank's rows of scipy sparse features (CSR cut on disk, other formats read whole)
+    equal the rows of scipy's own reader."""
+    import scipy.sparse as sp
+
+    from graphpar.mpi.features import read_sparse_rows
+
+    X = sp.random_array((40, 7), density=0.2, rng=np.random.default_rng(1), format=fmt)
+    path = tmp_path / "X.npz"
+    sp.save_npz(path, X, compressed=compressed)
+    ref = sp.csr_array(sp.load_npz(path)).toarray()
+    for lo, hi in [(0, 40), (0, 0), (5, 17), (39, 40)]:
+        got = read_sparse_rows(path, lo, hi, 40)
+        assert sp.issparse(got) and got.shape == (hi - lo, 7)
+        np.testing.assert_array_equal(got.toarray(), ref[lo:hi])
+    with pytest.raises(ValueError, match=r"X\.npz: the features have 40 rows but the graph "
+                                         "has 41 vertices"):
+        read_sparse_rows(path, 0, 1, 41)
+    np.save(tmp_path / "plain.npy", np.ones(3))
+    with pytest.raises(ValueError, match=r"plain\.npy: not a scipy sparse matrix"):
+        read_sparse_rows(tmp_path / "plain.npy", 0, 1, 3)
+
+
+def test_one_npy_check_for_the_cli_and_the_row_reader(tmp_path, capsys):
+    """The serial CLI and the per-rank reader refuse a bad .npy with the same words
+    (graphpar.io.check_npy)."""
+    from graphpar.io import check_npy
+    from graphpar.mpi.features import read_rows
+
+    _, paths = user_files(tmp_path)
+    bad = tmp_path / "obj.npy"
+    np.save(bad, np.array([1, "a"], dtype=object))
+    short = tmp_path / "short.npy"
+    short.write_bytes((tmp_path / "X.npy").read_bytes()[:-8])
+    for path, what, needle in [(bad, "labels", "holds Python objects (dtype object)"),
+                               (short, "features", "declares an array of shape (120, ")]:
+        with pytest.raises(ValueError) as exc:
+            check_npy(path, what)
+        assert needle in str(exc.value)
+        with pytest.raises(ValueError, match=re.escape(str(exc.value))):
+            read_rows(path, 0, 1, 120, ndim=1 if what == "labels" else 2, what=what)
+        _one_line_error(capsys, user_argv(dict(paths, **{what: str(path)})), str(exc.value))

@@ -1,12 +1,13 @@
 """Distributed GCN training from files (``--graph``/``--features`` under mpiexec).
 
-Each rank reads only its rows of the graph, the ``.npy`` features and the
-labels; the results equal the serial training at ``-n 1`` to 4
+Each rank reads only its rows of the graph, the ``.npy`` (or CSR ``.npz``) features,
+the labels and the split's boolean masks; the results equal the serial training at
+``-n 1`` to 4, for the two-layer model and for deeper ones with biases
 (``tests/mpi/gcn_files_checks.py``: float64 losses and weights to 1e-10,
 accuracies and predictions exactly), on a small weighted directed graph with
 unlabelled vertices, zero feature rows and index-array splits, and on Cora
 written to files when the shared data is there. The CLI under mpiexec writes
-the serial CLI's predictions and history.
+the serial CLI's predictions, history and model (``--hidden 8,4``, ``--no-bias``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from conftest import MPI_TIMEOUT, graphpar_cmd, run_mpi_script, run_mpiexec
 
 import graphpar as gp
@@ -37,6 +39,8 @@ def write_small(folder) -> None:
     X = rng.random((n, 6))
     X[[2, 30]] = 0.0
     np.save(folder / "small.X.npy", X)
+    X[X < 0.5] = 0.0  # sparse features, CSR, compressed: read by rows under MPI too
+    sp.save_npz(folder / "small.Xs.npz", sp.csr_array(X))
     y = rng.integers(0, 4, n)
     y[[4, 9]] = -1
     np.save(folder / "small.y.npy", y)
@@ -83,19 +87,25 @@ def _history(path):
     return rows[0], np.array(rows[1:], dtype=float)
 
 
-@pytest.mark.parametrize("nprocs", [2, 3])
-def test_cli_from_files_under_mpiexec_writes_the_serial_results(data_dir, tmp_path, nprocs):
+@pytest.mark.parametrize("nprocs, model, features", [
+    (2, (), "small.X.npy"), (3, ("--hidden", "8,4"), "small.Xs.npz"),
+    (4, ("--hidden", "6,5", "--no-bias"), "small.X.npy"),
+])
+def test_cli_from_files_under_mpiexec_writes_the_serial_results(data_dir, tmp_path, nprocs,
+                                                                model, features):
     flags = ["gcn", "--graph", str(data_dir / "small.wel"), "--features",
-             str(data_dir / "small.X.npy"), "--labels", str(data_dir / "small.y.npy"),
+             str(data_dir / features), "--labels", str(data_dir / "small.y.npy"),
              "--split", str(data_dir / "small.split.npz"), "--epochs", "25", "--json",
-             "--quiet"]
+             "--quiet", *model]
     serial = subprocess.run(graphpar_cmd() + flags + ["--output", str(tmp_path / "p1.npy"),
-                                                      "--history", str(tmp_path / "h1.csv")],
+                                                      "--history", str(tmp_path / "h1.csv"),
+                                                      "--save-model", str(tmp_path / "m1.npz")],
                             capture_output=True, text=True, timeout=MPI_TIMEOUT)
     assert serial.returncode == 0, serial.stderr
     ref = json.loads(serial.stdout.splitlines()[-1])
     res = run_mpiexec(nprocs, ["-m", "graphpar", *flags, "--output", str(tmp_path / "pk.npy"),
-                               "--history", str(tmp_path / "hk.csv")], env=QUIET)
+                               "--history", str(tmp_path / "hk.csv"), "--save-model",
+                               str(tmp_path / "mk.npz")], env=QUIET)
     assert res.returncode == 0, res.stderr[-3000:]
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     assert len(lines) == 1, res.stdout
@@ -109,6 +119,17 @@ def test_cli_from_files_under_mpiexec_writes_the_serial_results(data_dir, tmp_pa
     headk, hk = _history(tmp_path / "hk.csv")
     assert head1 == headk and h1.shape == hk.shape == (25, 5)
     np.testing.assert_allclose(hk, h1, rtol=1e-5)  # float32 training
+    # the model saved under MPI loads and predicts like the serial one
+    m1, mk = gp.GCN.load(tmp_path / "m1.npz"), gp.GCN.load(tmp_path / "mk.npz")
+    assert mk.get_config() == m1.get_config()
+    widths = tuple(int(w) for w in model[1].split(",")) if model else (16,)
+    assert mk.hidden == widths and mk.bias == ("--no-bias" not in model)
+    for W, Wref in zip(mk.params, m1.params, strict=True):
+        np.testing.assert_allclose(W, Wref, rtol=1e-4, atol=1e-6)
+    g = gp.read_graph(data_dir / "small.wel")
+    X = (sp.load_npz(data_dir / features) if features.endswith(".npz")
+         else np.load(data_dir / features))
+    assert np.array_equal(mk.predict(g, X), np.load(tmp_path / "p1.npy"))
 
 
 def test_cli_from_files_refuses_a_partition_that_needs_the_whole_graph(data_dir):

@@ -1,12 +1,14 @@
-"""``graphpar gcn``: train a two-layer GCN on a Planetoid data set, a generated SBM graph,
-or the user's own graph, features, labels and split.
+"""``graphpar gcn``: train a GCN (two layers by default, any depth with ``--hidden 64,32``,
+biases unless ``--no-bias``) on a Planetoid data set, a generated SBM graph, or the
+user's own graph, features, labels and split.
 
-Serially the model trains with :func:`graphpar.train_gcn`. Under ``mpiexec``
+Serially the model trains with :func:`graphpar.train_gcn` (the model of
+``graphpar.GCN(hidden=..., bias=...)``). Under ``mpiexec``
 with ``--dataset`` every rank loads the data (Planetoid graphs are small; rank 0
 first, so that it alone downloads), the vertices are partitioned with
 ``--partition`` (``metis`` by default when ``pymetis`` is installed, else
 ``block``); with ``--graph`` each rank reads only its vertex range of the graph
-and its rows of the ``.npy`` features and labels (:func:`load_user_rows`;
+and its rows of the features, labels and split (:func:`load_user_rows`;
 ``--partition`` block or edge, default edge). The model trains with
 :func:`graphpar.mpi.train_gcn`; rank 0 prints the serial report plus the
 partition, the halo of one feature column and the bytes sent per epoch, and
@@ -16,6 +18,7 @@ each atomically.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 
@@ -27,6 +30,30 @@ DEMO_CORA_MIN = 0.78
 DEMO_SBM_MIN = 0.75
 
 
+def hidden_widths(text: str):
+    """``--hidden``: one width (an int) or a comma-separated list of them (a tuple); whether
+    they are positive is :func:`check_args`'s to say.
+
+    Examples
+    --------
+    >>> hidden_widths("16"), hidden_widths("64,32")
+    (16, (64, 32))
+    >>> hidden_widths("64,x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive integer or a comma-separated list ...
+    """
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        widths = [int(p) for p in parts]
+    except ValueError:
+        widths = None
+    if widths is None:  # the values themselves are checked with the other options
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer or a comma-separated list of them (64,32), got {text!r}")
+    return widths[0] if len(widths) == 1 else tuple(widths)
+
+
 def register(sub) -> None:
     """Add the ``gcn`` subcommand to ``sub``."""
     from graphpar.cli._driver import add_shared_options
@@ -36,8 +63,9 @@ def register(sub) -> None:
         "gcn",
         help="train a graph convolutional network (Kipf and Welling) and report its accuracy",
         description=(
-            "Train a two-layer GCN full batch (Adam, dropout, weight decay on the first "
-            "layer) and print the train, validation and test accuracy and the time. The "
+            "Train a GCN full batch (two layers by default, more with --hidden 64,32; Adam, "
+            "dropout, weight decay on the first layer) and print the train, validation and "
+            "test accuracy and the time. The "
             "data is a Planetoid citation graph with its public split, a generated "
             "stochastic-block-model graph (--dataset sbm), or your own: --graph with "
             "--features, --labels and --split. Planetoid files are read from --data-dir, "
@@ -70,7 +98,12 @@ def register(sub) -> None:
     p.add_argument("--no-download", action="store_true",
                    help="fail instead of downloading missing Planetoid files")
     p.add_argument("--epochs", type=int, default=200, help="training epochs (default 200)")
-    p.add_argument("--hidden", type=int, default=16, help="hidden units (default 16)")
+    p.add_argument("--hidden", type=hidden_widths, default=16, metavar="W[,W...]",
+                   help="hidden units: one width (default 16), or a comma-separated width "
+                        "per hidden layer for a deeper model (64,32: three layers)")
+    p.add_argument("--bias", action=argparse.BooleanOptionalAction, default=True,
+                   help="add a bias to every layer, as graphpar.GCN does (default); "
+                        "--no-bias for Kipf and Welling's model without biases")
     p.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (default 0.01)")
     p.add_argument("--dropout", type=float, default=0.5, help="dropout rate (default 0.5)")
     p.add_argument("--weight-decay", type=float, default=5e-4,
@@ -136,7 +169,8 @@ def partition_method(args) -> str:
 
 
 # The numeric options and the train_gcn parameters they set.
-_OPTIONS = ("epochs", "hidden", "lr", "dropout", "weight_decay", "early_stopping", "seed")
+_OPTIONS = ("epochs", "hidden", "lr", "dropout", "weight_decay", "early_stopping", "seed",
+            "bias")
 
 
 def check_args(args) -> None:
@@ -146,16 +180,16 @@ def check_args(args) -> None:
     --------
     >>> import argparse
     >>> check_args(argparse.Namespace(epochs=200, hidden=16, lr=0.0, dropout=0.5,
-    ...     weight_decay=5e-4, early_stopping=None, seed=0))
+    ...     weight_decay=5e-4, early_stopping=None, seed=0, bias=True))
     Traceback (most recent call last):
     ...
     ValueError: --lr must be a finite number > 0, got 0.0
     """
-    from graphpar._gcn_model import check_training_options
+    from graphpar._gcn_checks import check_training_options
 
     check_training_options(
         {key: "--" + key.replace("_", "-") for key in _OPTIONS},
-        **{key: getattr(args, key) for key in _OPTIONS},
+        **{key: getattr(args, key, True) for key in _OPTIONS},
     )
     user = {opt: getattr(args, opt, None) for opt in _USER_FILES}
     if getattr(args, "graph", None) is not None:
@@ -198,30 +232,19 @@ def _check_output_paths(args) -> None:
         raise ValueError(f"--plot needs matplotlib; {INSTALL_HINT}")
 
 
-def _load_npy(path: str, what: str):
-    """An array from ``path`` without pickle, memory-mapped (a header that declares more
-    than the file holds is refused, never allocated)."""
+def _load_npy(path: str, what: str, kinds: str = "biuf"):
+    """An array from ``path`` without pickle, memory-mapped, after
+    :func:`graphpar.io.check_npy` (a header that declares more than the file holds is
+    refused, never allocated)."""
     import numpy as np
 
-    from graphpar._gcn_model import npy_header
+    from graphpar.io import check_npy
 
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        try:
-            shape, dtype, declared = npy_header(f, size)
-        except ValueError as exc:
-            raise ValueError(f"{path}: not a {what} saved with numpy.save ({exc})") from None
-        start = f.tell()
-    if dtype.hasobject:
-        raise ValueError(f"{path}: holds Python objects (dtype {dtype}), which graphpar does "
-                         f"not unpickle; the {what} must hold numbers")
-    if start + declared > size:
-        raise ValueError(f"{path}: declares an array of shape {tuple(shape)} ({declared} "
-                         f"bytes of {dtype}) but holds {size - start} bytes of data")
+    check_npy(path, what, kinds=kinds)
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, EOFError) as exc:
-        raise ValueError(f"{path}: not a {what} saved with numpy.save ({exc})") from None
+        raise ValueError(f"{path}: not an .npy file saved with numpy.save ({exc})") from None
 
 
 def read_features(path: str, n: int):
@@ -239,7 +262,7 @@ def read_features(path: str, n: int):
 
     import scipy.sparse as sp
 
-    from graphpar._gcn_model import check_features
+    from graphpar._gcn_checks import check_features
 
     if path.endswith(".npz"):
         try:
@@ -248,7 +271,7 @@ def read_features(path: str, n: int):
             raise ValueError(f"{path}: not a scipy sparse matrix saved with "
                              f"scipy.sparse.save_npz ({exc})") from None
     else:
-        X = _load_npy(path, "feature matrix")
+        X = _load_npy(path, "features", kinds="biufc")
     return check_features(X, n, path)
 
 
@@ -265,9 +288,9 @@ def read_labels(path: str, n: int):
     """
     import numpy as np
 
-    from graphpar._gcn_model import check_labels
+    from graphpar._gcn_checks import check_labels
 
-    return np.array(check_labels(_load_npy(path, "label array"), n, path))
+    return np.array(check_labels(_load_npy(path, "labels", kinds="biufc"), n, path))
 
 
 def read_split(path: str, n: int) -> dict:
@@ -282,21 +305,41 @@ def read_split(path: str, n: int) -> dict:
     >>> {k: m.tolist() for k, m in read_split(f, 3).items()}
     {'train': [True, True, False], 'val': [False, False, False], 'test': [False, False, True]}
     """
+    masks = read_split_rows(path, n, 0, n)
+    if not masks["train"].any():
+        raise ValueError(f"{path}: 'train' selects no vertices")
+    return masks
+
+
+def read_split_rows(path: str, n: int, lo: int, hi: int) -> dict:
+    """The rows ``lo:hi`` of the ``train``, ``val`` and ``test`` masks in the ``.npz`` at
+    ``path``, without the rest: a boolean mask is read for those rows only (a compressed
+    archive is decompressed as a stream); an array of vertex indices is read whole
+    (its size is that of the set, at most ``n``) and checked whole, so every rank
+    raises the same error. Whether ``train`` selects any vertex is the caller's to
+    check (:func:`read_split` does; under MPI :func:`load_user_rows` sums over the ranks).
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "split.npz")
+    >>> np.savez(f, train=[0, 3], test=np.array([False, False, True, True]))
+    >>> {k: m.tolist() for k, m in read_split_rows(f, 4, 2, 4).items()}
+    {'train': [False, True], 'val': [False, False], 'test': [True, True]}
+    """
     import zipfile
 
     import numpy as np
 
-    from graphpar._gcn_model import vertex_mask
+    from graphpar._gcn_checks import vertex_indices
+    from graphpar.io._npy import npz_member, read_npz_slice
 
     try:
-        npz = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
         raise ValueError(f"{path}: not an .npz archive saved with numpy.savez ({exc})") from None
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise ValueError(f"{path}: one array, not an .npz archive with 'train', 'val' and "
-                         "'test' (numpy.savez(path, train=..., val=..., test=...))")
-    with npz:
-        names = set(npz.files)
+    with zf:
+        names = {m[:-4] if m.endswith(".npy") else m for m in zf.namelist()}
         unknown = sorted(names - {"train", "val", "test"})
         if unknown or "train" not in names:
             has = ", ".join(repr(k) for k in sorted(names)) or "nothing"
@@ -304,35 +347,26 @@ def read_split(path: str, n: int) -> dict:
                              f"masks or vertex indices), and nothing else; it holds {has}")
         masks = {}
         for key in ("train", "val", "test"):
+            masks[key] = np.zeros(hi - lo, bool)
             if key not in names:
-                masks[key] = np.zeros(n, bool)
                 continue
-            _check_member_size(npz, key, n, path)
+            name = f"{path}: '{key}'"
+            shape, dtype, _ = npz_member(zf, key, path,
+                                         most=(n, f"the {n} vertices of the graph"))
             try:
-                value = npz[key]
-            except (ValueError, EOFError, zipfile.BadZipFile) as exc:
-                raise ValueError(f"{path}: '{key}' cannot be read ({exc})") from None
-            masks[key] = vertex_mask(value, n, f"{path}: '{key}'")
-    if not masks["train"].any():
-        raise ValueError(f"{path}: 'train' selects no vertices")
+                if dtype.kind == "b":
+                    if shape != (n,):
+                        raise ValueError(f"{name} must have shape ({n},) as a boolean mask, "
+                                         f"got shape {shape}")
+                    masks[key] = read_npz_slice(zf, key, lo, hi, path)
+                    continue
+                with zf.open(key + ".npy") as fp:
+                    value = np.lib.format.read_array(fp, allow_pickle=False)
+            except (EOFError, zipfile.BadZipFile, OSError) as exc:
+                raise ValueError(f"{name} cannot be read ({exc})") from None
+            idx = vertex_indices(value, n, name)
+            masks[key][idx[(idx >= lo) & (idx < hi)] - lo] = True
     return masks
-
-
-def _check_member_size(npz, key: str, n: int, path: str) -> None:
-    """Refuse a stored array that declares more than ``n`` entries, before reading it."""
-    import math
-
-    from graphpar._gcn_model import npy_header
-
-    info = npz.zip.getinfo(key + ".npy")
-    with npz.zip.open(info) as fp:
-        try:
-            shape, _, _ = npy_header(fp, info.file_size)
-        except ValueError as exc:
-            raise ValueError(f"{path}: '{key}' is not a numpy array ({exc})") from None
-    if math.prod(shape) > n:
-        raise ValueError(f"{path}: '{key}' has shape {tuple(shape)}, more entries than the "
-                         f"{n} vertices of the graph")
 
 
 class UserData:
@@ -426,8 +460,10 @@ def load_user_rows(args, ctx, method: str) -> UserRows:
     The graph is read in parallel (:func:`graphpar.mpi.read_graph`), in equal vertex
     blocks, then with ``method="edge"`` moved to ranges of equal edges; each rank then
     reads its rows of the ``.npy`` features and labels
-    (:func:`graphpar.mpi.features.read_rows`). Features in a scipy sparse ``.npz`` and
-    the split are read whole by every rank, which keeps its rows.
+    (:func:`graphpar.mpi.features.read_rows`), of features in a scipy sparse CSR ``.npz``
+    (:func:`graphpar.mpi.features.read_sparse_rows`; another sparse format is read
+    whole) and of the split's boolean masks (:func:`read_split_rows`; a split given
+    as vertex indices is read whole, its size that of the set).
 
     Examples
     --------
@@ -436,7 +472,7 @@ def load_user_rows(args, ctx, method: str) -> UserRows:
     import numpy as np
 
     from graphpar.mpi import read_graph
-    from graphpar.mpi.features import read_rows
+    from graphpar.mpi.features import read_rows, read_sparse_rows
 
     dg = read_graph(args.graph, directed=False if args.undirected else None,
                     weights="finite", comm=ctx.comm)
@@ -446,12 +482,12 @@ def load_user_rows(args, ctx, method: str) -> UserRows:
 
     def read():
         if args.features.endswith(".npz"):
-            X = read_features(args.features, n)[lo:hi]
+            X = read_sparse_rows(args.features, lo, hi, n)
         else:
             X = read_rows(args.features, lo, hi, n, what="features")
         y = read_rows(args.labels, lo, hi, n, ndim=1, what="labels",
                       kinds="iu").astype(np.int64)
-        masks = {key: m[lo:hi] for key, m in read_split(args.split, n).items()}
+        masks = read_split_rows(args.split, n, lo, hi)
         for key, mask in masks.items():
             bad = np.flatnonzero(mask & (y < 0))
             if bad.size:
@@ -461,7 +497,15 @@ def load_user_rows(args, ctx, method: str) -> UserRows:
                                  "class >= 0)")
         return UserRows(dg, X, y, masks)
 
-    return ctx.collectively(read)
+    rows = ctx.collectively(read)
+    trained = ctx.comm.allreduce(int(rows.masks[0].sum()))
+
+    def some_training():
+        if trained == 0:
+            raise ValueError(f"{args.split}: 'train' selects no vertices")
+
+    ctx.collectively(some_training)
+    return rows
 
 
 def _load_data(args, ctx, method: str | None = None):
@@ -490,7 +534,7 @@ def _train(args, data, ctx, *, progress: bool, method: str | None = None):
     """Train on ``data`` with the options in ``args``: serially, or across the ranks."""
     options = dict(hidden=args.hidden, epochs=args.epochs, lr=args.lr, dropout=args.dropout,
                    weight_decay=args.weight_decay, early_stopping=args.early_stopping,
-                   seed=args.seed, progress=progress)
+                   seed=args.seed, progress=progress, bias=getattr(args, "bias", True))
     if not ctx.mpi:
         from graphpar import train_gcn
 
@@ -620,7 +664,8 @@ def print_report(args, out: dict) -> None:
         f"edges, {out['features']} features, {out['classes']} classes"
     )
     print(
-        f"hidden {args.hidden}, lr {args.lr}, dropout {args.dropout}, weight decay "
+        f"hidden {_widths(args.hidden)}{'' if getattr(args, 'bias', True) else ', no bias'}, "
+        f"lr {args.lr}, dropout {args.dropout}, weight decay "
         f"{args.weight_decay}, seed {args.seed}, {out['threads']} threads"
     )
     print(
@@ -635,6 +680,10 @@ def print_report(args, out: dict) -> None:
               f"{out['halo_rows_largest']} per rank; {_fmt(out['halo_bytes_per_epoch'])} of "
               f"halo rows (all ranks) and {_fmt(out['allreduce_bytes_per_epoch'])} of "
               "gradients (per rank) per epoch")
+
+
+def _widths(hidden) -> str:
+    return ",".join(map(str, hidden)) if isinstance(hidden, tuple) else str(hidden)
 
 
 def _fmt(b: float) -> str:
@@ -696,7 +745,7 @@ def demo(args) -> bool:
         )
     opts = argparse.Namespace(
         dataset=name, graph=None, epochs=200, hidden=16, lr=0.01, dropout=0.5, weight_decay=5e-4,
-        early_stopping=None, seed=seed,
+        early_stopping=None, seed=seed, bias=False,
     )
     ctx = Context(threads=get_threads())
     out = report_fields(opts, data, _train(opts, data, ctx, progress=False), ctx.threads)

@@ -32,8 +32,9 @@ files are parsed by a Numba byte scanner (:mod:`graphpar.kernels.parse`).
 
 Public functions: :func:`read_graph`, :func:`write_graph`,
 :func:`detect_format`, :func:`open_binary`, :func:`iter_decompressed`,
-:func:`decompression_errors` and :func:`atomic_write` (every output file is written
-beside its target and renamed over it); malformed files raise :class:`GraphFormatError`
+:func:`decompression_errors`, :func:`atomic_write` (every output file is written
+beside its target and renamed over it) and :func:`check_npy`/:func:`npy_header` (the one
+check of an ``.npy`` header); malformed files raise :class:`GraphFormatError`
 and inputs beyond the limits :class:`LimitError` (both defined in
 :mod:`graphpar.errors`, both ``ValueError``).
 
@@ -52,8 +53,10 @@ from graphpar.errors import GraphFormatError, LimitError
 from graphpar.io._atomic import atomic_write
 from graphpar.io._compression import decompression_errors, iter_decompressed, open_binary
 from graphpar.io._formats import detect_format, read_graph, write_graph
+from graphpar.io._npy import check_npy, npy_header
 
 __all__ = [
     "GraphFormatError", "LimitError", "read_graph", "write_graph", "detect_format",
     "open_binary", "iter_decompressed", "decompression_errors", "atomic_write",
+    "check_npy", "npy_header",
 ]

@@ -20,13 +20,23 @@ whose ``mpi`` field holds the distribution figures (:class:`GCNMPIStats`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
 
-from graphpar._gcn_model import TrainResult, fit_loop, prepare_training
+from graphpar._gcn_layers import (
+    Dropped,
+    backward,
+    cross_entropy,
+    draw_later,
+    dropped_blocks,
+    forward,
+    softmax_rows,
+)
+from graphpar._gcn_train import TrainResult, fit_loop, prepare_training
 from graphpar.mpi.comm import get_comm, run_collectively
 from graphpar.mpi.halo import (
     ALLGATHER_THRESHOLD,
@@ -42,7 +52,6 @@ __all__ = ["DistOperator", "GCNMPIStats", "distribute_operator", "gcn_normalize"
            "train_gcn"]
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_DRAW_BLOCK = 1 << 18  # random numbers drawn at a time for a dropout mask
 
 
 def _spmm(block, H, out):
@@ -561,32 +570,42 @@ class _LocalFeatures:
         if span is None or not isinstance(rng.bit_generator, np.random.PCG64):
             mask = _rows_of_draw(rng, self.global_shape, self.rows) < keep
             return (self.dense * mask / keep).astype(dtype)
-        # this rank's rows of the serial draw, a block of rows at a time into a reused
-        # buffer: no (rows, f) float64 temporary; the same arithmetic as the serial model
+        # this rank's rows of the serial draw, never materialised: the generator's state
+        # at row lo, from which matmul and grad redraw it a block of rows at a time
         n, f = self.global_shape
-        out = getattr(self, "_dropped", None)
-        if out is None:
-            out = self._dropped = np.empty_like(self.dense)
-        local = np.random.Generator(np.random.PCG64())
-        local.bit_generator.state = rng.bit_generator.state
-        local.bit_generator.advance(span[0] * f)
-        step = max(1, _DRAW_BLOCK // max(f, 1))
-        for a in range(0, out.shape[0], step):
-            b = min(a + step, out.shape[0])
-            np.multiply(self.dense[a:b], local.random((b - a, f)) < keep, out=out[a:b])
-            out[a:b] /= keep
-        rng.bit_generator.advance(n * f)
-        return out
+        return Dropped(draw_later(rng, span[0] * f, n * f), keep)
 
     def plain(self):
+        """The local features without dropout (dense, or a ``csr_array``)."""
         if self.sparse:
             return sp.csr_array((self.data, self.indices, self.indptr), shape=self.shape)
         return self.dense
 
+    def matmul(self, h, W, out) -> None:
+        """``out = h @ W`` for ``h`` from :meth:`plain` or :meth:`dropped`."""
+        if isinstance(h, Dropped):
+            for a, b, blk in dropped_blocks(self.dense, h):
+                np.matmul(blk, W, out=out[a:b])
+        elif self.sparse:
+            out[...] = h @ W
+        else:
+            np.matmul(h, W, out=out)
+
+    def grad(self, h, G, out) -> None:
+        """``out = h.T @ G``: this rank's share of the first layer's weight gradient."""
+        if isinstance(h, Dropped):
+            out[...] = 0
+            for a, b, blk in dropped_blocks(self.dense, h):
+                out += blk.T @ G[a:b]
+        else:
+            out[...] = h.T @ G
+
 
 class _DistLearner:
     """Forward and backward of :class:`graphpar.GCN` on this rank's rows, summed over the
-    ranks: the :class:`graphpar._gcn_model.Learner` of :func:`train_gcn`."""
+    ranks: the :class:`graphpar._gcn_train.Learner` of :func:`train_gcn`. The layer math
+    is the serial model's (:mod:`graphpar._gcn_layers`) with the products by the
+    operator done by the :class:`DistOperator` and this rank's rows of every dropout draw."""
 
     def __init__(self, model, dop: DistOperator, feats: _LocalFeatures, rows,
                  labels: np.ndarray, masks, totals, weight_decay: float):
@@ -601,10 +620,6 @@ class _DistLearner:
         self.masks = dict(zip(names, masks, strict=True))  # this rank's rows
         self.totals = dict(zip(names, totals, strict=True))  # over all ranks
         self.weight_decay = weight_decay
-        h = model.weights_[0].shape[1]
-        c = model.weights_[1].shape[1]
-        self.ext1 = dop.new_ext(h)
-        self.ext2 = dop.new_ext(c)
         self.allreduce_bytes = 0
         self.bytes_trained = (0, 0)
 
@@ -620,7 +635,7 @@ class _DistLearner:
     def accuracies(self):
         # the bytes of the training epochs, before the final evaluation adds its own
         self.bytes_trained = (self.halo_bytes, self.allreduce_bytes)
-        pred = self.forward(None)[0].argmax(axis=1)
+        pred = self.forward(None)[0][-1].argmax(axis=1)
         names = ("train", "val", "test")
         counts = np.array([np.count_nonzero(pred[self.masks[k]] == self.labels[self.masks[k]])
                            for k in names], float)
@@ -628,76 +643,45 @@ class _DistLearner:
         return tuple(float(c / self.totals[k]) if self.totals[k] else float("nan")
                      for c, k in zip(counts, names, strict=True))
 
+    def _draw(self, rng, width: int) -> np.ndarray:
+        # this rank's rows of the serial model's (n, width) draw
+        return _rows_of_draw(rng, (self.n, width), self.rows)
+
     def forward(self, rng):
-        m, dt = self.model, self.model.dtype
-        keep = 1.0 - m.dropout
-        train = rng is not None and m.dropout > 0
-        xd = self.feats.dropped(rng, keep, dt) if train else self.feats.plain()
-        S1 = self.dop.local_rows(self.ext1)
-        S1[...] = xd @ m.weights_[0]
-        Z1 = np.empty((self.dop.nloc, m.weights_[0].shape[1]), dtype=dt)
-        self.dop.forward_ext(self.ext1, Z1)
-        H1 = np.maximum(Z1, 0)
-        m2 = None
-        if train:
-            # this rank's rows of the serial model's global draw
-            draw = _rows_of_draw(rng, (self.n, m.weights_[0].shape[1]), self.rows)
-            m2 = ((draw < keep) / keep).astype(dt)
-            H1 = H1 * m2
-        S2 = self.dop.local_rows(self.ext2)
-        np.matmul(H1, m.weights_[1], out=S2)
-        Z2 = np.empty((self.dop.nloc, m.weights_[1].shape[1]), dtype=dt)
-        self.dop.forward_ext(self.ext2, Z2)
-        return Z2, (xd, Z1, H1, m2)
+        m = self.model
+        return forward(m.weights_, m.biases_, self.feats, self.dop.aggregate,
+                       dropout=m.dropout, dtype=m.dtype, rng=rng, draw=self._draw)
 
     def _evaluate(self, mask, n_mask, rng, grad: bool = True):
         """Global loss, correct predictions under the mask, gradients (all Allreduce-summed)."""
         m, dt = self.model, self.model.dtype
-        weight_decay = self.weight_decay
         comm = self.dop.comm
-        Z2, (xd, Z1, H1, m2) = self.forward(rng)
+        pre, inputs, masks = self.forward(rng)
         idx = np.flatnonzero(mask)
-        y = self.labels[idx]
-        z = Z2[idx].astype(np.float64)
-        z -= z.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        part = np.array([-logp[np.arange(idx.size), y].sum(),
-                         float(np.count_nonzero(Z2[idx].argmax(axis=1) == y))])
+        loss_sum, correct, G = cross_entropy(pre[-1], idx, self.labels[idx], n_mask, dt,
+                                             grad=grad)
+        part = np.array([loss_sum, float(correct)])
+        decay = 0.5 * self.weight_decay * float(np.sum(m.weights_[0].astype(np.float64) ** 2))
         if not grad:
             tot = np.empty_like(part)
             comm.Allreduce(part, tot, op=MPI.SUM)
             self.allreduce_bytes += part.nbytes
-            loss = tot[0] / n_mask + 0.5 * weight_decay * float(
-                np.sum(m.weights_[0].astype(np.float64) ** 2))
-            return loss, tot[1], None
-        G2 = np.zeros_like(Z2)
-        P = np.exp(logp)
-        P[np.arange(idx.size), y] -= 1.0
-        G2[idx] = (P / n_mask).astype(dt)
-        dS2 = np.empty_like(G2)
-        self.dop.backward(G2, dS2)
-        gW2 = H1.T @ dS2
-        dH1 = dS2 @ m.weights_[1].T
-        if m2 is not None:
-            dH1 *= m2
-        dZ1 = dH1 * (Z1 > 0)
-        dS1 = np.empty_like(dZ1)
-        self.dop.backward(np.ascontiguousarray(dZ1), dS1)
-        gW1 = np.asarray(xd.T @ dS1, dtype=dt)
-        # one Allreduce for both gradients, the loss and the correct count
-        flat = np.concatenate([gW1.ravel().astype(np.float64), gW2.ravel().astype(np.float64),
-                               part])
+            return tot[0] / n_mask + decay, tot[1], None
+        gW, gb = backward(m.weights_, m.biases_, self.feats,
+                          lambda g: self.dop.aggregate(g, transpose=True), pre, inputs, masks, G)
+        grads = gW if gb is None else [g for pair in zip(gW, gb, strict=True) for g in pair]
+        # one Allreduce for every gradient, the loss and the correct count
+        flat = np.concatenate([*(g.ravel().astype(np.float64) for g in grads), part])
         tot = np.empty_like(flat)
         comm.Allreduce(flat, tot, op=MPI.SUM)
         self.allreduce_bytes += flat.nbytes
-        a = gW1.size
-        gW1 = tot[:a].reshape(gW1.shape).astype(dt)
-        gW2 = tot[a:a + gW2.size].reshape(gW2.shape).astype(dt)
-        W1 = m.weights_[0]
-        loss = tot[-2] / n_mask + 0.5 * weight_decay * float(np.sum(W1.astype(np.float64) ** 2))
-        if weight_decay:
-            gW1 += dt.type(weight_decay) * m.weights_[0]
-        return float(loss), tot[-1], [gW1, gW2]
+        out, at = [], 0
+        for g in grads:
+            out.append(tot[at:at + g.size].reshape(g.shape).astype(dt))
+            at += g.size
+        if self.weight_decay:
+            out[0] += dt.type(self.weight_decay) * m.weights_[0]
+        return float(tot[-2] / n_mask + decay), tot[-1], out
 
     @property
     def halo_bytes(self) -> int:
@@ -706,11 +690,11 @@ class _DistLearner:
 
 def train_gcn(
     adjacency, features=None, labels=None, train_mask=None, val_mask=None, test_mask=None, *,
-    hidden: int = 16, epochs: int = 200, lr: float = 0.01, dropout: float = 0.5,
-    weight_decay: float = 5e-4, early_stopping: int | None = None,
+    hidden: int | Sequence[int] = 16, epochs: int = 200, lr: float = 0.01,
+    dropout: float = 0.5, weight_decay: float = 5e-4, early_stopping: int | None = None,
     normalize_features: bool = True, seed: int = 0, dtype=np.float32, callback=None,
-    progress: bool | None = False, method: str = "block", partition_seed: int = 0,
-    mode: str | None = None, comm=None,
+    progress: bool | None = False, bias: bool = False, method: str = "block",
+    partition_seed: int = 0, mode: str | None = None, comm=None,
 ) -> TrainResult:
     """:func:`graphpar.train_gcn` across MPI ranks: full-batch GCN training. Collective.
 
@@ -729,7 +713,8 @@ def train_gcn(
     Parameters
     ----------
     adjacency, features, labels, train_mask, val_mask, test_mask, hidden, epochs, lr, \
-dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback, progress
+dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback, progress, \
+bias
         As in :func:`graphpar.train_gcn` (``callback`` runs on every rank, and so does
         ``progress``: pass ``progress=comm.Get_rank() == 0`` for one report).
         ``adjacency`` may also be a :class:`~graphpar.mpi.DistGraph` (from
@@ -770,7 +755,7 @@ dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
             adjacency, features, labels, (train_mask, val_mask, test_mask), method=method,
             hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, weight_decay=weight_decay,
             early_stopping=early_stopping, normalize_features=normalize_features, seed=seed,
-            dtype=dtype, mode=mode, comm=comm,
+            dtype=dtype, bias=bias, mode=mode, comm=comm,
         )
     else:
         comm = get_comm(comm)
@@ -779,7 +764,7 @@ dropout, weight_decay, early_stopping, normalize_features, seed, dtype, callback
                 "graphpar.mpi.train_gcn", adjacency, features, labels, train_mask, val_mask,
                 test_mask, hidden=hidden, epochs=epochs, lr=lr, dropout=dropout,
                 weight_decay=weight_decay, early_stopping=early_stopping,
-                normalize_features=normalize_features, seed=seed, dtype=dtype,
+                normalize_features=normalize_features, seed=seed, dtype=dtype, bias=bias,
             ),
             comm,
         )
@@ -810,7 +795,7 @@ ROW_METHODS = ("block", "edge")  # the partitions a DistGraph can have: contiguo
 
 
 def _local_masks(masks, ln: int, lo: int):
-    from graphpar._gcn_model import vertex_mask
+    from graphpar._gcn_checks import vertex_mask
 
     out = []
     for name, mask in zip(("train_mask", "val_mask", "test_mask"), masks, strict=True):
@@ -823,9 +808,11 @@ def _local_masks(masks, ln: int, lo: int):
 
 
 def _rows_learner(dg, features, labels, masks, *, method, hidden, epochs, lr, dropout,
-                  weight_decay, early_stopping, normalize_features, seed, dtype, mode, comm):
+                  weight_decay, early_stopping, normalize_features, seed, dtype, bias, mode,
+                  comm):
     """The :class:`_DistLearner` of :func:`train_gcn` on a DistGraph and this rank's rows."""
-    from graphpar._gcn_model import GCN, _check_training_memory, as_array
+    from graphpar._gcn_checks import as_array, check_training_memory
+    from graphpar._gcn_model import GCN
     from graphpar.mpi.features import check_feature_rows, normalize_rows
 
     rank, lo, hi, ln = comm.Get_rank(), dg.lo, dg.hi, dg.ln
@@ -837,7 +824,7 @@ def _rows_learner(dg, features, labels, masks, *, method, hidden, epochs, lr, dr
                              f"(it keeps its own contiguous partition), got {method!r}")
         if features is None or labels is None or masks[0] is None:
             raise TypeError("graphpar.mpi.train_gcn needs features, labels and train_mask")
-        model = GCN(hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, bias=False,
+        model = GCN(hidden=hidden, epochs=epochs, lr=lr, dropout=dropout, bias=bias,
                     weight_decay=weight_decay, early_stopping=early_stopping,
                     normalize_features=normalize_features, seed=seed, dtype=dtype)
         X = check_feature_rows(features, lo, "features")
@@ -876,7 +863,7 @@ def _rows_learner(dg, features, labels, masks, *, method, hidden, epochs, lr, dr
     top = comm.allreduce(int(y[union].max()) if union.any() else -1, op=MPI.MAX)
     n_classes = top + 1
     f = widths[0]
-    run_collectively(lambda: _check_training_memory(model.dtype, model.hidden, ln, f, n_classes),
+    run_collectively(lambda: check_training_memory(model.dtype, model.hidden, ln, f, n_classes),
                      comm)
     model.init_weights(f, n_classes)
     dop = gcn_normalize(dg, dtype=model.dtype, mode=mode)
@@ -913,7 +900,6 @@ def predict_rows(model, dist_graph, features, *, proba: bool = False) -> np.ndar
     --------
     >>> pred = predict_rows(res.model, dg, X_rows)  # under mpiexec  # doctest: +SKIP
     """
-    from graphpar._gcn_model import _softmax_rows
     from graphpar.mpi.features import check_feature_rows, normalize_rows
 
     comm = dist_graph.comm
@@ -930,12 +916,7 @@ def predict_rows(model, dist_graph, features, *, proba: bool = False) -> np.ndar
 
     X = run_collectively(prepare, comm)
     dop = gcn_normalize(dist_graph, dtype=model.dtype)
-    h = X
-    for layer, W in enumerate(model.weights_):
-        if layer:
-            h = np.maximum(h, 0)
-        Z = dop.aggregate(np.ascontiguousarray(h @ W, dtype=model.dtype))
-        if model.biases_ is not None:
-            Z += model.biases_[layer]
-        h = Z
-    return _softmax_rows(h) if proba else h.argmax(axis=1).astype(np.int64)
+    feats = _LocalFeatures.from_rows(X, dist_graph.lo, dist_graph.gn, model.dtype, comm)
+    h = forward(model.weights_, model.biases_, feats, dop.aggregate, dropout=model.dropout,
+                dtype=model.dtype)[0][-1]
+    return softmax_rows(h) if proba else h.argmax(axis=1).astype(np.int64)

@@ -1,11 +1,12 @@
 """Each rank's rows of a per-vertex ``.npy`` array (features, labels), read without the rest.
 
-:func:`read_rows` checks the ``.npy`` header against the graph (shape, dtype,
-size on disk) before anything is allocated, then reads only the rows
+:func:`read_rows` checks the ``.npy`` header (:func:`graphpar.io.check_npy`, the
+check every ``.npy`` input goes through) against the graph (shape, dtype, size on
+disk) before anything is allocated, then reads only the rows
 ``lo:hi``: a C-ordered array by one read of its byte range, a Fortran-ordered
 one through a memory map whose rows are copied. No rank ever holds the whole
 array. :func:`check_feature_rows` checks features the way
-:func:`graphpar._gcn_model.check_features` does, naming *global* rows.
+:func:`graphpar._gcn_checks.check_features` does, naming *global* rows.
 
 Errors are one line naming the file and what is wrong; under MPI run these
 inside :func:`graphpar.mpi.comm.run_collectively` (the readers themselves
@@ -18,7 +19,7 @@ import os
 
 import numpy as np
 
-__all__ = ["check_feature_rows", "normalize_rows", "read_rows"]
+__all__ = ["check_feature_rows", "normalize_rows", "read_rows", "read_sparse_rows"]
 
 
 def read_rows(path, lo: int, hi: int, n: int, *, ndim: int = 2, what: str = "features",
@@ -62,44 +63,31 @@ def read_rows(path, lo: int, hi: int, n: int, *, ndim: int = 2, what: str = "fea
     array([[3., 4., 5.],
            [6., 7., 8.]])
     """
-    from graphpar._gcn_model import npy_header
+    from graphpar.io import check_npy
 
     name = os.fspath(path)
     lo, hi = int(lo), int(hi)
     if not 0 <= lo <= hi <= n:
         raise ValueError(f"rows {lo}:{hi} are outside [0, {n}]")
-    with open(name, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        try:
-            shape, dtype, declared = npy_header(f, size)
-        except ValueError as exc:
-            raise ValueError(f"{name}: not {what} saved with numpy.save ({exc})") from None
-        start = f.tell()
-        if dtype.hasobject or dtype.kind not in kinds:
-            raise ValueError(f"{name}: the {what} must hold "
-                             f"{'integers' if kinds == 'iu' else 'real numbers'}, got dtype "
-                             f"{dtype}")
-        if start + declared > size:
-            raise ValueError(f"{name}: declares an array of shape {tuple(shape)} ({declared} "
-                             f"bytes of {dtype}) but holds {size - start} bytes of data")
-        if len(shape) != ndim:
-            want = "(n,)" if ndim == 1 else "(n, f)"
-            raise ValueError(f"{name}: the {what} must have shape {want}, one row per vertex, "
-                             f"got shape {tuple(shape)}")
-        if shape[0] != n:
-            raise ValueError(f"{name}: the {what} have {shape[0]} rows but the graph has "
-                             f"{n} vertices")
-        if ndim == 2 and shape[1] == 0:
-            raise ValueError(f"{name}: the {what} have no columns")
+    shape, dtype, fortran, start = check_npy(name, what, kinds=kinds)
+    if len(shape) != ndim:
+        want = "(n,)" if ndim == 1 else "(n, f)"
+        raise ValueError(f"{name}: the {what} must have shape {want}, one row per vertex, "
+                         f"got shape {tuple(shape)}")
+    if shape[0] != n:
+        raise ValueError(f"{name}: the {what} have {shape[0]} rows but the graph has "
+                         f"{n} vertices")
+    if ndim == 2 and shape[1] == 0:
+        raise ValueError(f"{name}: the {what} have no columns")
+    if not (fortran and ndim == 2):
         row_items = int(np.prod(shape[1:], dtype=np.int64))
-        fortran = ndim == 2 and _fortran_order(name)
-        if not fortran:
-            out = np.empty((hi - lo, *shape[1:]), dtype=dtype)
+        out = np.empty((hi - lo, *shape[1:]), dtype=dtype)
+        with open(name, "rb") as f:
             f.seek(start + lo * row_items * dtype.itemsize)
             got = f.readinto(memoryview(out).cast("B")) if out.size else 0
-            if got != out.nbytes:
-                raise ValueError(f"{name}: ends before row {hi} of the {what}")
-            return out
+        if got != out.nbytes:
+            raise ValueError(f"{name}: ends before row {hi} of the {what}")
+        return out
     mm = np.load(name, mmap_mode="r", allow_pickle=False)
     try:
         return np.ascontiguousarray(mm[lo:hi])
@@ -107,13 +95,85 @@ def read_rows(path, lo: int, hi: int, n: int, *, ndim: int = 2, what: str = "fea
         del mm
 
 
-def _fortran_order(path: str) -> bool:
-    from numpy.lib import format as npy
+def read_sparse_rows(path, lo: int, hi: int, n: int, *, what: str = "features"):
+    """Rows ``lo:hi`` of the scipy sparse matrix in the ``.npz`` at ``path``
+    (:func:`scipy.sparse.save_npz`), which must have ``n`` rows.
 
-    with open(path, "rb") as f:
-        version = npy.read_magic(f)
-        read = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-        return bool(read(f)[1])
+    A CSR file (what ``save_npz`` writes for a CSR matrix or array) is read for
+    those rows only: the slice ``lo:hi + 1`` of ``indptr``, then the stored
+    entries of those rows (a compressed file is decompressed as a stream, never
+    held whole). Any other format (CSC, COO, ...) cannot be cut by rows on disk:
+    it is read whole, converted to CSR and sliced (save CSR to avoid that).
+
+    Returns
+    -------
+    scipy.sparse.csr_array, shape (hi - lo, f)
+
+    Raises
+    ------
+    ValueError
+        One line naming the file: not a scipy sparse ``.npz``, the wrong number of
+        rows, or inconsistent CSR arrays.
+
+    Examples
+    --------
+    >>> import os, tempfile, scipy.sparse as sp
+    >>> f = os.path.join(tempfile.mkdtemp(), "X.npz")
+    >>> sp.save_npz(f, sp.csr_array(np.arange(6.0).reshape(3, 2)))
+    >>> read_sparse_rows(f, 1, 3, 3).toarray()
+    array([[2., 3.],
+           [4., 5.]])
+    """
+    import zipfile
+
+    import scipy.sparse as sp
+
+    from graphpar.io._npy import npz_member, read_npz_slice
+
+    name = os.fspath(path)
+    lo, hi = int(lo), int(hi)
+    if not 0 <= lo <= hi <= n:
+        raise ValueError(f"rows {lo}:{hi} are outside [0, {n}]")
+    bad = f"{name}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
+    try:
+        zf = zipfile.ZipFile(name)
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        raise ValueError(f"{bad} ({exc})") from None
+    with zf:
+        members = {m[:-4] for m in zf.namelist() if m.endswith(".npy")}
+        if not {"format", "shape"} <= members:
+            raise ValueError(f"{bad} (it holds {', '.join(sorted(members)) or 'nothing'})")
+        small = {}
+        for key in ("format", "shape"):
+            shape, dtype, size = npz_member(zf, key, name)
+            if size > 64 or dtype.kind not in ("SU" if key == "format" else "iu"):
+                raise ValueError(f"{bad} ('{key}' is {dtype} of shape {shape})")
+            with zf.open(key + ".npy") as fp:
+                small[key] = np.lib.format.read_array(fp, allow_pickle=False)
+        fmt = small["format"].item()
+        fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else str(fmt)
+        shape = tuple(int(v) for v in np.ravel(small["shape"]))
+        if len(shape) != 2:
+            raise ValueError(f"{bad} (shape {shape})")
+        if shape[0] != n:
+            raise ValueError(f"{name}: the {what} have {shape[0]} rows but the graph has "
+                             f"{n} vertices")
+        if fmt != "csr":
+            # not cut by rows on disk: the whole matrix, as scipy reads it
+            whole = sp.load_npz(name)
+            return sp.csr_array(whole)[lo:hi]
+        indptr = read_npz_slice(zf, "indptr", lo, hi + 1, name).astype(np.int64)
+        a, b = int(indptr[0]), int(indptr[-1])
+        if np.any(np.diff(indptr) < 0) or a < 0:
+            raise ValueError(f"{name}: 'indptr' decreases between rows {lo} and {hi}")
+        indices = read_npz_slice(zf, "indices", a, b, name)
+        if indices.dtype.kind not in "iu":
+            raise ValueError(f"{bad} ('indices' holds {indices.dtype})")
+        data = read_npz_slice(zf, "data", a, b, name)
+    if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
+        raise ValueError(f"{name}: a column index of rows {lo}:{hi} is outside "
+                         f"[0, {shape[1]})")
+    return sp.csr_array((data, indices, indptr - a), shape=(hi - lo, shape[1]))
 
 
 def check_feature_rows(X, row0: int, name: str = "features"):
@@ -127,20 +187,15 @@ def check_feature_rows(X, row0: int, name: str = "features"):
     ...
     ValueError: features contains nan (row 5, column 1)
     """
-    from graphpar._gcn_model import check_features
+    from graphpar._gcn_checks import check_features
 
     return check_features(X, None, name, row0=row0)
 
 
-_BLOCK = 1 << 18  # values scaled at a time
-
-
 def normalize_rows(X, dtype) -> np.ndarray:
     """Every row scaled to sum 1 (rows of zeros stay zero), in ``dtype``: the serial model's
-    feature scaling, value for value, without its ``float64`` copy of the whole input.
-
-    Dense input is scaled a block of rows at a time; scipy sparse input as the serial
-    model does it.
+    feature scaling (:func:`graphpar._gcn_layers.row_normalize`, a block of rows at a
+    time for dense input), value for value.
 
     Examples
     --------
@@ -148,20 +203,6 @@ def normalize_rows(X, dtype) -> np.ndarray:
     array([[0.25, 0.75],
            [0.  , 0.  ]], dtype=float32)
     """
-    import scipy.sparse as sp
+    from graphpar._gcn_layers import row_normalize
 
-    from graphpar._gcn_model import _row_normalize
-
-    if sp.issparse(X):
-        return _row_normalize(X, dtype)
-    X = np.asarray(X)
-    out = np.empty(X.shape, dtype=dtype)
-    step = max(1, _BLOCK // max(X.shape[1], 1))
-    for a in range(0, X.shape[0], step):
-        x = np.asarray(X[a:a + step], dtype=np.float64)
-        s = x.sum(axis=1)
-        inv = np.zeros_like(s)
-        nz = s != 0
-        inv[nz] = 1.0 / s[nz]
-        out[a:a + step] = x * inv[:, None]
-    return out
+    return row_normalize(X, dtype)

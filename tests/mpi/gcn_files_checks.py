@@ -36,7 +36,7 @@ def datasets(folder: Path):
         yield name, graph, folder / f"{name}.X.npy", folder / f"{name}.y.npy", split
 
 
-def serial_reference(graph, X, y, split, epochs, dtype, sparse):
+def serial_reference(graph, X, y, split, epochs, dtype, sparse, opts=OPTS):
     from graphpar.cli.gcn import read_split
 
     g = graphpar.read_graph(graph)
@@ -45,16 +45,17 @@ def serial_reference(graph, X, y, split, epochs, dtype, sparse):
         Xf = sp.csr_array(Xf)
     masks = read_split(str(split), g.shape[0])
     res = graphpar.train_gcn(g, Xf, np.load(y), masks["train"], masks["val"], masks["test"],
-                             epochs=epochs, dtype=dtype, **OPTS)
+                             epochs=epochs, dtype=dtype, **opts)
     return g, Xf, masks, res
 
 
-def check(comm, name, graph, X, y, split, method, dtype, sparse) -> int:
+def check(comm, name, graph, X, y, split, method, dtype, sparse, opts=OPTS) -> int:
     from graphpar.cli.gcn import read_split
 
-    what = f"{name} {method} {np.dtype(dtype).name}{' sparse' if sparse else ''}"
+    what = (f"{name} {method} {np.dtype(dtype).name}{' sparse' if sparse else ''} "
+            f"hidden={opts['hidden']} bias={opts.get('bias', False)}")
     epochs = 12
-    g, Xf, masks, ref = serial_reference(graph, X, y, split, epochs, dtype, sparse)
+    g, Xf, masks, ref = serial_reference(graph, X, y, split, epochs, dtype, sparse, opts)
     dg = graphpar.mpi.read_graph(graph, weights="finite", comm=comm)
     if method == "edge":
         dg = dg.redistribute(dg.edge_balanced_partition())
@@ -66,12 +67,13 @@ def check(comm, name, graph, X, y, split, method, dtype, sparse) -> int:
     yl = read_rows(y, lo, hi, n, ndim=1, what="labels", kinds="iu")
     ml = [m[lo:hi] for m in read_split(str(split), n).values()]
     res = graphpar.mpi.train_gcn(dg, Xl, yl, *ml, epochs=epochs, dtype=dtype, method=method,
-                                 comm=comm, **OPTS)
+                                 comm=comm, **opts)
     tol = 1e-10 if np.dtype(dtype) == np.float64 else 2e-5
     assert res.epochs == ref.epochs == epochs, what
     close(res.history["loss"], ref.history["loss"], tol, f"loss {what}")
     close(res.history["val_loss"], ref.history["val_loss"], tol, f"val loss {what}")
-    for W, Wref in zip(res.model.weights_, ref.model.weights_, strict=True):
+    assert len(res.model.params) == len(ref.model.params), what
+    for W, Wref in zip(res.model.params, ref.model.params, strict=True):
         close(W, Wref, 1e2 * tol, f"weights {what}")
     checks = 4
     if np.dtype(dtype) == np.float64:
@@ -143,6 +145,10 @@ def main(comm, folder):
         if name != "cora":
             checks += check(comm, name, graph, X, y, split, "edge", np.float64, True)
             checks += check(comm, name, graph, X, y, split, "block", np.float32, False)
+            # any depth, with biases: the estimator's model, dense and sparse features
+            deep = dict(OPTS, hidden=(8, 5), bias=True)
+            checks += check(comm, name, graph, X, y, split, "edge", np.float64, False, deep)
+            checks += check(comm, name, graph, X, y, split, "block", np.float64, True, deep)
     return checks + errors(comm, folder)
 
 
