@@ -202,34 +202,12 @@ def check_args(args) -> None:
             given.append("--undirected")
         if given:
             raise ValueError(f"{', '.join(given)} go with --graph, not --dataset")
-    _check_output_paths(args)
+    from graphpar.cli._driver import check_output_paths
+
+    check_output_paths(args)
 
 
 _USER_FILES = ("features", "labels", "split")
-_OUTPUTS = ("save_model", "output", "history", "plot")
-
-
-def _check_output_paths(args) -> None:
-    """Refuse, before any training, an output whose folder is missing or two outputs in one file."""
-    seen = {}
-    for opt in _OUTPUTS:
-        path = getattr(args, opt, None)
-        if path is None:
-            continue
-        flag = "--" + opt.replace("_", "-")
-        folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder):
-            raise ValueError(f"{flag} {path}: the folder {folder} does not exist")
-        if os.path.isdir(path):
-            raise ValueError(f"{flag} {path}: is a folder, not a file")
-        key = os.path.abspath(path)
-        if key in seen:
-            raise ValueError(f"{flag} and {seen[key]} name the same file, {path}")
-        seen[key] = flag
-    if getattr(args, "plot", None) is not None and importlib.util.find_spec("matplotlib") is None:
-        from graphpar.plot import INSTALL_HINT
-
-        raise ValueError(f"--plot needs matplotlib; {INSTALL_HINT}")
 
 
 def _load_npy(path: str, what: str, kinds: str = "biuf"):
