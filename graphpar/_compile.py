@@ -156,7 +156,8 @@ def wide_indices(graph):
 
     wide = Graph.__new__(Graph)
     for name in Graph.__slots__:
-        setattr(wide, name, getattr(graph, name))
+        if name != "_packed":  # a search cache, built from the arrays it was given
+            setattr(wide, name, getattr(graph, name))
     wide.indices = graph.indices.astype(np.int64)
     return wide
 

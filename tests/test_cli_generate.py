@@ -129,7 +129,7 @@ def test_same_file_at_one_and_two_threads(tmp_path):
         (["sbm", "--blocks", "3,3", "--p-in", 2, "--p-out", 0.1, "-o", "OUT/s.npz"],
          r"argument --p-in: must be a probability in \[0, 1\], got '2'"),
         (["grid", "--rows", 3, "--threads", 99, "-o", "OUT/g.gr"], "threads must be between"),
-        (["grid", "--rows", 3, "-o", "OUT/missing_dir/g.gr"], "No such file or directory"),
+        (["grid", "--rows", 3, "-o", "OUT/missing_dir/g.gr"], "missing_dir does not exist"),
         (["ring", "-o", "OUT/g.gr"], "invalid choice: 'ring'"),
     ],
 )
