@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse.csgraph as csg
+from reader_agree import verdict  # a sibling: the script's folder is on sys.path
 
 import graphpar
 from graphpar import read_graph
@@ -42,23 +43,6 @@ def outcome(fn):
             kind = "error" if is_user_error(exc) else f"BUG {type(exc).__name__}"
             value = error_message(exc)
     return kind, value, sorted(str(w.message) for w in caught)
-
-
-def same_graph(a, b) -> str | None:
-    for name in ("n", "directed"):
-        if getattr(a, name) != getattr(b, name):
-            return f"{name}: serial {getattr(a, name)}, parallel {getattr(b, name)}"
-    for name in ("indptr", "indices", "weights"):
-        x, y = getattr(a, name), getattr(b, name)
-        if x.shape != y.shape or not np.array_equal(x, y, equal_nan=True):
-            return f"{name} differ"
-    if (a.labels is None) != (b.labels is None):
-        return f"labels: serial {a.labels}, parallel {b.labels}"
-    if a.labels is not None and (a.labels.dtype != b.labels.dtype
-                                 or not np.array_equal(a.labels, b.labels)):
-        return f"labels: serial {a.labels[:5]} {a.labels.dtype}, parallel {b.labels[:5]} " \
-               f"{b.labels.dtype}"
-    return None
 
 
 def distances_by_label(g, dg, comm) -> str | None:
@@ -104,14 +88,7 @@ def main(folder: str) -> int:
         messages = comm.gather((kind, value if kind != "graph" else None), root=0)
         if rank != 0:
             continue
-        if any(k != kind or v != (value if kind != "graph" else None) for k, v in messages):
-            why = f"ranks disagree: {messages}"
-        elif kind != serial[0]:
-            why = f"serial {serial[:2]}, parallel {kind} {value}"
-        elif kind == "graph":
-            why = same_graph(serial[1], value) or why
-        elif value != serial[1]:
-            why = f"serial message {serial[1]!r}, parallel {value!r}"
+        why = verdict(serial, kind, value, messages) or why
         if why is None and warned != serial[2]:
             why = f"warnings: serial {serial[2]}, parallel {warned}"
         if why is None:

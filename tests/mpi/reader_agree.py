@@ -38,6 +38,26 @@ def same_graph(a, b) -> str | None:
         x, y = getattr(a, name), getattr(b, name)
         if x.shape != y.shape or not np.array_equal(x, y, equal_nan=True):
             return f"{name} differ"
+    if (a.labels is None) != (b.labels is None):
+        return f"labels: serial {a.labels}, parallel {b.labels}"
+    if a.labels is not None and (a.labels.dtype != b.labels.dtype
+                                 or not np.array_equal(a.labels, b.labels)):
+        return f"labels: serial {a.labels[:5]} {a.labels.dtype}, parallel {b.labels[:5]} " \
+               f"{b.labels.dtype}"
+    return None
+
+
+def verdict(serial, kind, value, messages) -> str | None:
+    """Why rank 0's parallel outcome ``(kind, value)`` differs from the serial ``serial``
+    (``(kind, value, ...)``), given every rank's ``messages``; None when it does not."""
+    if any(k != kind or v != (value if kind != "graph" else None) for k, v in messages):
+        return f"ranks disagree: {messages}"
+    if kind != serial[0]:
+        return f"serial {serial[:2]}, parallel {kind} {value}"
+    if kind == "graph":
+        return same_graph(serial[1], value)
+    if value != serial[1]:
+        return f"serial message {serial[1]!r}, parallel {value!r}"
     return None
 
 
@@ -54,15 +74,7 @@ def main(folder: str, rule: str = "nonnegative") -> int:
         messages = comm.gather((kind, value if kind != "graph" else None), root=0)
         if rank != 0:
             continue
-        why = None
-        if any(k != kind or v != (value if kind != "graph" else None) for k, v in messages):
-            why = f"ranks disagree: {messages}"
-        elif kind != serial[0]:
-            why = f"serial {serial}, parallel {kind} {value}"
-        elif kind == "graph":
-            why = same_graph(serial[1], value)
-        elif value != serial[1]:
-            why = f"serial message {serial[1]!r}, parallel {value!r}"
+        why = verdict(serial, kind, value, messages)
         if why is None:
             print(f"SAME {path.name}", flush=True)
         else:
