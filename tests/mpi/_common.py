@@ -80,3 +80,17 @@ def check_predecessors(A, directed: bool, source: int, dist, pred) -> None:
             x = int(pred[x])
             seen += 1
             assert seen <= n, f"predecessors from {v} form a cycle"
+
+
+def expect_error(comm, fn, *needles):
+    """``fn()`` must raise the same ValueError/TypeError on every rank, containing needles."""
+    try:
+        fn()
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+    else:
+        raise AssertionError(f"no error; expected {needles}")
+    for needle in needles:
+        assert needle in msg, (needle, msg)
+    assert comm.allgather(msg) == [msg] * comm.Get_size(), msg
+    return 1

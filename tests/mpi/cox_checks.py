@@ -11,7 +11,7 @@ reader's.
 from __future__ import annotations
 
 import numpy as np
-from _common import close, run
+from _common import close, expect_error, run
 from naive_cox import cox_loglik
 
 import graphpar
@@ -66,20 +66,6 @@ def same_fit(model, ref, what, comm, n_rows):
     assert stats.evaluations >= model.n_iter_ + 1, (what, stats)  # the start, one per step
     assert len(stats.bytes_sent_per_rank) == stats.ranks and min(stats.bytes_sent_per_rank) > 0
     assert comm.allgather(stats) == [stats] * comm.Get_size(), what  # the same on every rank
-
-
-def expect_error(comm, fn, *needles):
-    """``fn()`` must raise the same ValueError/TypeError on every rank, containing needles."""
-    try:
-        fn()
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-    else:
-        raise AssertionError(f"no error; expected {needles}")
-    for needle in needles:
-        assert needle in msg, (needle, msg)
-    assert comm.allgather(msg) == [msg] * comm.Get_size(), msg
-    return 1
 
 
 def main(comm):

@@ -15,7 +15,7 @@ every rank.
 from __future__ import annotations
 
 import numpy as np
-from _common import close, run
+from _common import close, expect_error, run
 from r_reference import DATA, fit_arguments, reference
 
 import graphpar
@@ -36,17 +36,6 @@ def split(n, comm, how):
     if how == "reversed":
         r = k - 1 - r
     return rows[r * n // k:(r + 1) * n // k]
-
-
-def expect_error(fn, *needles):
-    try:
-        fn()
-    except (ValueError, TypeError) as exc:
-        msg = str(exc)
-    else:
-        raise AssertionError(f"no error; expected {needles}")
-    for needle in needles:
-        assert needle in msg, (needle, msg)
 
 
 def robust_checks(comm):
@@ -93,16 +82,16 @@ def robust_errors(comm):
         ids[-1] = np.nan
     mine = slice(rank * 40 // comm.Get_size(), (rank + 1) * 40 // comm.Get_size())
     global_row = 39  # the NaN sits on the last row of the last rank
-    expect_error(lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], cluster=ids[mine]),
+    expect_error(comm, lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], cluster=ids[mine]),
                  f"cluster contains nan at row {global_row}")
-    expect_error(lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], robust=False,
+    expect_error(comm, lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], robust=False,
                                          cluster=np.arange(40)[mine]),
                  "cluster= asks for the cluster-robust variance, but robust=False")
     checks = 2
     if comm.Get_size() > 1:
-        expect_error(lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], robust=rank == 0),
+        expect_error(comm, lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], robust=rank == 0),
                      "CoxPH parameters differ across ranks", "robust")
-        expect_error(lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], robust=True,
+        expect_error(comm, lambda: DistCoxPH().fit(X[mine], t[mine], e[mine], robust=True,
                                              cluster=np.arange(40)[mine] if rank == 0
                                              else None),
                      "cluster is given on some ranks but not on others (only on rank(s) [0])")
@@ -161,7 +150,7 @@ def frame_checks(comm):
     if rank == 0 and size > 1:
         bad["karno"] = bad["karno"].astype(str)
     if size > 1:
-        expect_error(lambda: DistCoxPH().fit(bad, duration_col="time", event_col="status",
+        expect_error(comm, lambda: DistCoxPH().fit(bad, duration_col="time", event_col="status",
                                              formula="age + karno"),
                      "'karno' is numeric on some ranks and categorical on others")
     # a column missing on one rank: that rank's message, on every rank
@@ -169,7 +158,7 @@ def frame_checks(comm):
         miss = df.iloc[split(n, comm, "even")]
         if rank == size - 1:
             miss = miss.drop(columns=["karno"])
-        expect_error(lambda: DistCoxPH().fit(miss, duration_col="time", event_col="status",
+        expect_error(comm, lambda: DistCoxPH().fit(miss, duration_col="time", event_col="status",
                                              formula="age + karno"), "no column 'karno'")
     return checks + 3
 
