@@ -488,13 +488,7 @@ class ResidualsMixin:
     def _residual_rows(self, problem=None) -> SortedRows:
         if not hasattr(self, "coef_"):
             raise ValueError("this CoxPH instance is not fitted yet: call fit() first")
-        training = getattr(self, "_training", None)
-        if training is None:
-            raise ValueError(
-                f"residuals need the training rows, which {type(self).__name__} does not "
-                "keep (the distributed fit spreads them across ranks): fit graphpar.CoxPH "
-                "serially for residuals")
-        arrays, entry = training
+        arrays, entry = self._training  # every fit keeps it; graphpar.mpi.CoxPH overrides
         if problem is None:
             from graphpar._cox_problem import CoxProblem
 
