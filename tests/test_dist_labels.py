@@ -80,9 +80,7 @@ def _files(folder):
     sparse = [(int(ids[a]), int(ids[b]), int(c)) for a, b, c in
               rng.integers([0, 0, 1], [60, 60, 9], size=(300, 3))]
     _put(folder, "sparse.csv", _csv_text(sparse), {"relabel": True})
-    # (an edge list checks its vertex count before relabelling: ids below the limit)
-    _put(folder, "sparse.el", "".join(f"{a % 10**7} {b % 10**7}\n" for a, b, _ in sparse),
-         {"relabel": True})
+    _put(folder, "sparse.el", "".join(f"{a} {b}\n" for a, b, _ in sparse), {"relabel": True})
     _put(folder, "sparse_far.csv", _csv_text(sparse))  # vertex limit: names the line
     few = [(int(a) * 50, int(b) * 50, 1) for a, b in rng.integers(0, 60, size=(200, 2))]
     _put(folder, "sparse_warns.csv", _csv_text(few))  # the sparse-id warning

@@ -330,6 +330,14 @@ def test_numeric_ids_sparse_warning_and_relabel(tmp_path):
     with pytest.warns(UserWarning, match="relabel=True"):
         assert read_graph(el).n == 2000001
     assert read_graph(el, relabel=True).labels.tolist() == [1000000, 2000000]
+    # ids far beyond the vertex limit are fine as labels
+    far = tmp_path / "far.el"
+    far.write_text("3000000000 5\n5 4000000000\n")
+    g = read_graph(far, relabel=True)
+    assert g.labels.tolist() == [5, 3000000000, 4000000000]
+    assert graphpar.sssp(g, 3000000000).tolist() == [1.0, 0.0, 2.0]
+    with pytest.raises(ValueError, match="vertex id 4000000000"):
+        read_graph(far)
     # a compact numbering does not warn
     small = tmp_path / "small.el"
     small.write_text("0 1\n1 2\n")

@@ -235,7 +235,9 @@ def read_graph(
         raise err
     top = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
     n = graph_order(header, top)
-    err = vertex_count_error(body, header, parsed, n, top, src.size, path=name)
+    # with relabel the ids are labels, not vertex numbers: no count follows from the largest
+    err = None if relabel else vertex_count_error(body, header, parsed, n, top, src.size,
+                                                  path=name)
     if err is not None:
         raise err
     undirected = (not header.directed) if directed is None else (not directed)

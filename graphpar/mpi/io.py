@@ -236,9 +236,10 @@ def _read_graph(path, format, directed, weights, partition, comm, bar, columns,
     top = comm.allreduce(max(int(src.max(initial=-1)), int(dst.max(initial=-1))) + 1,
                          op=MPI.MAX)
     n = graph_order(header, top)
-    run_collectively(lambda: _raise(
-        vertex_count_error(buf, header, parsed, n, top, total, path=name,
-                           first_line=first_line)), comm)
+    if not relabel:  # as serially: relabelled ids are labels, not vertex numbers
+        run_collectively(lambda: _raise(
+            vertex_count_error(buf, header, parsed, n, top, total, path=name,
+                               first_line=first_line)), comm)
     undirected = (not header.directed) if directed is None else (not directed)
     if header.symmetric and not undirected:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
