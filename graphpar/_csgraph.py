@@ -8,7 +8,9 @@ edge". Then one of three plans runs (:func:`plan`):
 
 * ``min_only=True``: one multi-source search (not one per source);
 * at least as many sources as threads, or a small graph: one serial search
-  per source, the sources spread over the threads (``kernels/sssp_many.py``);
+  per source, the sources spread over the threads (``kernels/sssp_many.py``:
+  the calling thread and persistent pool threads, :func:`_pool`, each taking
+  the next source from an atomic counter until none is left);
 * fewer sources than threads on a large graph: the parallel delta-stepping
   of :func:`graphpar.sssp`, one source after another.
 
@@ -17,6 +19,9 @@ and its result are exactly scipy's.
 """
 
 from __future__ import annotations
+
+import os
+import threading
 
 import numpy as np
 
@@ -137,9 +142,10 @@ def _multi_source(indptr, idx, data, sources, limit, n, want_pred):
     dist = np.full(n, np.inf)
     pred = np.full(n if want_pred else 1, NULL, dtype=ITYPE)
     origin = np.full(n if want_pred else 1, NULL, dtype=ITYPE)
+    # heap ids and slots in the index dtype, as in the per-source kernel (one compilation)
     _k.search(indptr, idx, data, sources.astype(np.int64), limit, dist, pred, want_pred,
-              origin, want_pred, np.empty(n), np.empty(n, dtype=np.int64),
-              np.empty(n, dtype=np.int64))
+              origin, want_pred, np.empty(n), np.empty(n, dtype=idx.dtype),
+              np.empty(n, dtype=idx.dtype))
     return (dist, pred, origin) if want_pred else dist
 
 
@@ -157,22 +163,54 @@ def _per_source(indptr, idx, data, sources, limit, n, want_pred):
     dist = np.empty((k, n))
     pred = np.empty((k, n) if want_pred else (1, 1), dtype=ITYPE)
     src = sources.astype(np.int64)
-    counter = np.zeros(8, dtype=np.int64)  # the next source: shared by the threads
+    # [next source, finished sources]: shared by the threads (64 bytes: little else shares
+    # their cache line)
+    counter = np.zeros(8, dtype=np.int64)
     args = (indptr, idx, data, src, limit, dist, pred, want_pred, counter)
     if threads == 1 or k <= 1:
         _k.many(*args)
-    else:
-        import threading
-
-        # the kernel releases the GIL; each thread takes the next source until none is left
-        workers = [threading.Thread(target=_k.many, args=args, daemon=True)
-                   for _ in range(min(threads, k) - 1)]
-        for w in workers:
-            w.start()
-        _k.many(*args)  # the calling thread is one of the workers
-        for w in workers:
-            w.join()
+        return dist, pred
+    # the kernel releases the GIL; each thread takes the next source until none is left,
+    # the calling thread being one of them
+    pool = _pool(threads - 1)
+    jobs = [pool.submit(_k.many, *args) for _ in range(min(threads, k) - 1)]
+    _k.many(*args)
+    if counter[1] < k:  # a worker is still searching: wait for it
+        for job in jobs:
+            job.result()
+    # else every row is written: a worker the OS has not run yet finds no source left
+    # and returns on its own, so waiting for it here would only add its start-up delay
     return dist, pred
+
+
+_POOL: tuple | None = None  # (workers, executor)
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(workers: int):
+    """The persistent worker threads of the per-source search (at least ``workers``).
+
+    Kept across calls: starting a thread costs more than a small search. Made again
+    to grow (a replaced executor is not shut down, since a call on another thread may
+    still be submitting to it: its idle threads end when it is garbage-collected) and
+    after a fork (the child has none of the parent's threads).
+    """
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] < workers:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = (workers, ThreadPoolExecutor(workers, "graphpar-dijkstra"))
+        return _POOL[1]
+
+
+def _forget_pool() -> None:
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _delta_stepping(indptr, idx, data, sources, limit, n, want_pred):

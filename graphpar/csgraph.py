@@ -8,9 +8,11 @@ for "no predecessor", and distances equal to scipy's bit for bit.
 What differs:
 
 * Speed: many sources run one serial search per thread, with no
-  synchronisation between them (plain threads taking the next source from a
-  shared counter, so a thread slowed by another busy process holds up only
-  its current source); small work runs on one thread; one source (or fewer than threads) on a
+  synchronisation between them (plain threads, kept between calls, taking the
+  next source from a shared counter, so a thread slowed by another busy
+  process holds up only its current source, and a call whose sources are all
+  done does not wait for a thread that has not started); small work runs on
+  one thread; one source (or fewer than threads) on a
   large graph runs graphpar's parallel delta-stepping (:func:`graphpar.sssp`);
   ``min_only=True`` is one multi-source search. Threads follow
   :func:`graphpar.set_threads`.

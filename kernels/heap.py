@@ -1,7 +1,9 @@
 """The one priority queue of the Dijkstra kernels: an indexed 4-ary min-heap.
 
 Three parallel arrays hold the heap: ``hk`` (float64 keys), ``hv`` (vertex
-ids) and ``pos`` (per vertex, its slot in the heap while it is in it).
+ids) and ``pos`` (per vertex, its slot in the heap while it is in it); the
+searches give ``hv`` and ``pos`` their graph's index dtype (int32 below 2**31
+vertices: 16 bytes per vertex in all instead of 24).
 Lowering a key moves the vertex up in place (no duplicate entries), so the
 heap never holds more than one entry per vertex and ``n``-sized arrays
 suffice, allocated once and reused across searches. ``pos`` of a vertex not
@@ -12,6 +14,9 @@ Four children per node instead of two halve the depth, and a sift-down's
 comparisons of the four siblings are adjacent in memory. Measured in CPU
 time, 20 sources, against the same search on a binary heap: 0.87x on a
 300 x 300 grid and 0.80x on a Kronecker scale-14 graph (8-ary: 0.93x, 0.81x).
+Picking the smallest of four children with conditional moves instead of
+branches measured 0.97x-1.03x CPU time in the searches (within noise), so the
+loop stays.
 
 The functions are inlined into the searches (``inline="always"``): a call
 per heap operation would cost more than the operation.

@@ -461,8 +461,8 @@ def dijkstra(indptr, indices, weights, source, limit, dist):
     """
     n = indptr.size - 1
     hk = np.empty(n, dtype=np.float64)
-    hv = np.empty(n, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)  # read only for vertices with a finite dist
+    hv = np.empty(n, dtype=indices.dtype)  # int32 ids below 2**31 vertices: less memory
+    pos = np.empty(n, dtype=indices.dtype)  # read only for vertices with a finite dist
     dist[source] = 0.0
     hk[0] = 0.0
     hv[0] = source

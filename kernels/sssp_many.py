@@ -11,14 +11,16 @@ in which equal keys leave the heap differs, hence the tree on ties). As in
 scipy, a NaN weight or an infinite (or overflowing) tentative distance never
 relaxes anything.
 
-Threads share nothing but the counter that hands out the next source: each
-has its own heap (keys, vertices, positions: ``24 n`` bytes), allocated once
-per call and reused for all its sources with no reset (a vertex's heap slot
-is read only once its distance is finite), and fills its own rows of the
+Threads share nothing but two counters (the next source, the finished
+sources): each has its own heap (keys, vertices, positions: ``16 n`` bytes
+with int32 ids, ``24 n`` with int64), allocated once per call and reused for
+all its sources with no reset (a vertex's heap slot is read only once its
+distance is finite), and fills its own rows of the
 output (to inf / :data:`NULL`) right before searching, so that the row is in
 its cache and no serial pass over the ``k x n`` output precedes the search.
-The threads are plain Python threads running :func:`many` without the GIL,
-not a Numba parallel region: a region ends on a barrier that, on a machine
+The threads are plain Python threads (the caller's and a persistent pool's,
+in :mod:`graphpar._csgraph`) running :func:`many` without the GIL, not a
+Numba parallel region: a region ends on a barrier that, on a machine
 with other busy processes, waits for the thread the OS descheduled (measured
 on the loaded 2-core machine: 3x the serial time on a small graph).
 """
@@ -99,23 +101,28 @@ def many(indptr, indices, weights, sources, limit, dist, pred, want_pred, counte
     taken from the shared ``counter[0]`` (an atomic fetch-and-add) until all are taken.
 
     Releases the GIL: ``T`` Python threads calling it on the same arrays and
-    ``counter`` (int64, preset to 0) spread the sources over ``T`` cores, with no
-    barrier between them (a thread that the OS deschedules holds up one source, not
-    the others); one call alone does every source. ``dist`` (k, n) and ``pred``
-    (k, n) int32 need no initial content; ``pred`` is written only when
-    ``want_pred`` (else any (>=1, n) int32 array). Returns the vertices scanned.
+    ``counter`` (int64, at least 2 entries preset to 0) spread the sources over ``T``
+    cores, with no barrier between them (a thread that the OS deschedules holds up one
+    source, not the others); one call alone does every source. ``counter[1]`` counts
+    the finished sources: when it equals ``k`` every row is written, whether or not the
+    other threads have even started (a late thread finds no source and returns 0
+    without allocating anything). ``dist`` (k, n) and ``pred`` (k, n) int32 need no
+    initial content; ``pred`` is written only when ``want_pred`` (else any (>=1, n)
+    int32 array). Returns the vertices scanned.
     """
     n = indptr.size - 1
     k = sources.size
-    hk = np.empty(n, dtype=np.float64)  # this thread's heap, reused for all its sources
-    hv = np.empty(n, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
+    i = fetch_add(counter, 0, 1)
+    if i >= k:
+        return 0
+    # this thread's heap, reused for all its sources; vertex ids and heap slots in the
+    # index dtype (int32 below 2**31 vertices: 16 n bytes per thread instead of 24 n)
+    hk = np.empty(n, dtype=np.float64)
+    hv = np.empty(n, dtype=indices.dtype)
+    pos = np.empty(n, dtype=indices.dtype)
     none = np.empty(1, dtype=np.int32)
     scanned = 0
-    while True:
-        i = fetch_add(counter, 0, 1)
-        if i >= k:
-            break
+    while i < k:
         d = dist[i]
         row = pred[i] if want_pred else pred[0]
         for v in range(n):  # a loop, not a slice assignment: compiles faster
@@ -124,4 +131,6 @@ def many(indptr, indices, weights, sources, limit, dist, pred, want_pred, counte
                 row[v] = NULL
         scanned += search(indptr, indices, weights, sources[i:i + 1], limit, d, row,
                           want_pred, none, False, hk, hv, pos)
+        fetch_add(counter, 1, 1)
+        i = fetch_add(counter, 0, 1)
     return scanned

@@ -340,13 +340,14 @@ def test_plan_rules():
     assert _csgraph.plan(100, 10**7, 2, True) == ("multi-source", 1)
 
 
-def test_heap_pops_in_key_order_with_decrease_key():
+@pytest.mark.parametrize("ids", [np.int32, np.int64])
+def test_heap_pops_in_key_order_with_decrease_key(ids):
     """kernels.heap against a naive oracle (a dict of current keys, min by scan)."""
     from graphpar.kernels.heap import sift_down, sift_up
 
     rng = np.random.default_rng(11)
     n = 200
-    hk, hv, pos = np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64)
+    hk, hv, pos = np.empty(n), np.empty(n, ids), np.empty(n, ids)
     inside, size = {}, 0
     for _ in range(3000):
         op = rng.integers(0, 3)
@@ -393,3 +394,53 @@ def test_serial_dijkstra_kernel_on_the_shared_heap():
         for limit in (INF, 12.0):
             np.testing.assert_array_equal(sssp(A, s, method="dijkstra", limit=limit),
                                           ref.dijkstra(A, indices=s, limit=limit))
+
+
+def _random_csr(rng, n, density):
+    """A random directed float64 CSR graph with n vertices (int32 indices)."""
+    return sp.random_array((n, n), density=density, format="csr", rng=rng)
+
+
+def test_per_source_kernel_shares_sources_through_the_counter():
+    """kernels.sssp_many.many: two calls on one counter split the sources and together
+    write every row (scipy's); counter[1] counts finished sources; a call that finds
+    every source taken (a late worker) returns 0 and writes nothing."""
+    from graphpar.kernels import sssp_many as _k
+
+    A = _random_csr(np.random.default_rng(5), 60, 0.08)
+    n = A.shape[0]
+    src = np.array([3, 0, 59, 3, 17])
+    dist = np.full((src.size, n), -1.0)
+    pred = np.full((src.size, n), 7, dtype=np.int32)
+    counter = np.zeros(8, np.int64)
+    counter[0] = 2  # sources 0 and 1 "taken by another thread": left untouched
+    args = (A.indptr.astype(np.int64), A.indices.astype(np.int32), A.data, src, np.inf,
+            dist, pred, True, counter)
+    assert _k.many(*args) > 0
+    assert list(counter[:2]) == [src.size + 1, src.size - 2]
+    assert (dist[:2] == -1.0).all() and (pred[:2] == 7).all()
+    want_d, want_p = ref.dijkstra(A, indices=src[2:], return_predecessors=True)
+    np.testing.assert_array_equal(dist[2:], want_d)
+    _check_tree(A, True, src[2:], dist[2:], pred[2:], want_p)
+    late = dist.copy()
+    assert _k.many(*args) == 0  # nothing left: nothing written
+    np.testing.assert_array_equal(dist, late)
+
+
+def test_threaded_calls_reuse_the_pool_and_stay_exact(monkeypatch):
+    """Many threaded calls in a row (the persistent workers, including calls that finish
+    before a worker starts) give scipy's distances every time; the pool is not rebuilt."""
+    monkeypatch.setattr(_csgraph, "SERIAL_WORK", 0)
+    before = get_threads()
+    set_threads(2)
+    try:
+        rng = np.random.default_rng(8)
+        pools = set()
+        for _ in range(30):
+            A = _random_csr(rng, int(rng.integers(5, 80)), 0.1)
+            idx = rng.integers(0, A.shape[0], size=int(rng.integers(2, 9)))
+            _same_as_scipy(A, indices=idx)
+            pools.add(id(_csgraph._pool(1)))
+        assert len(pools) == 1
+    finally:
+        set_threads(before)
