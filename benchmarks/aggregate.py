@@ -15,12 +15,19 @@ value, i bytes per index): ``nnz*(i + s)`` for the operator's indices and values
 The triad ``a = b + x*c`` counts 3 arrays of 8-byte values (STREAM's convention).
 
 ``--locality`` runs only the locality study (f = 64, float32, all threads; triad and
-every variant timed in turns, medians): the kernel on numpy's H (16 bytes past a cache
-line, so a 256-byte row spans 5 lines), :func:`graphpar.aggregate`, with
-:func:`graphpar.reorder` (``rcm``, ``degree``; H and the result permuted on every call),
-the kernel on the reordered operator with H kept in the new order (a training loop's
-use), and scipy. The model's GB/s counts every gathered row as moved, so a reordering
-whose gathers hit cache shows more GB/s than the memory moved: read the time ratios too.
+every variant timed in turns, medians): the kernel as it was before the tail-line
+prefetch (a copy kept here, "before") and the current kernel on numpy's H (16 bytes past
+a cache line, so a 256-byte row spans 5 lines), :func:`graphpar.aggregate` into a given
+line-aligned ``out`` and allocating its own result, with :func:`graphpar.reorder`
+(``rcm``, ``degree``; H and the result permuted on every call), the kernel on the
+reordered operator with H kept in the new order (a training loop's use), scipy, and a
+ceiling: the same gathers of rows of H alone (same order, prefetch and chunks; no values,
+no arithmetic per entry, no output rows), whose "%triad" (under the aggregation's traffic
+model) is as far as the kernel could go without reusing rows from cache. "%triad" is
+each turn's model GB/s over the triad of the same turn, median over turns (on a shared
+host the bandwidth changes between turns); "vs before" is the median of the per-turn
+time ratios. The model's GB/s counts every gathered row as moved, so a reordering whose
+gathers hit cache shows more GB/s than the memory moved: read the time ratios too.
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ from numba import njit, prange  # noqa: E402
 import graphpar  # noqa: E402
 from graphpar import aggregate, gcn_normalize  # noqa: E402
 from graphpar.generate import kronecker, uniform  # noqa: E402
+from graphpar.kernels.aggregate import chunk_bounds  # noqa: E402
+from graphpar.kernels.prefetch import prefetch2d, prefetch_row  # noqa: E402
 from graphpar.threads import max_threads, set_threads  # noqa: E402
 
 
@@ -60,6 +69,70 @@ def triad_gbs(n: int, repeat: int) -> float:
     return 3 * 8 * n / med / 1e9
 
 
+@njit(cache=True)
+def _rows_before(indptr, indices, data, H, out, lo, hi):
+    """The kernel's row loop before the tail-line prefetch (4 lines from the row's start)."""
+    k = out.shape[1]
+    end = indptr[hi]
+    step = max(1, 64 // H.itemsize)
+    span = min(k, 4 * step)
+    for i in range(lo, hi):
+        o = out[i]
+        for f in range(k):
+            o[f] = 0
+        j = indptr[i]
+        b = indptr[i + 1]
+        while j + 3 < b:
+            if j + 19 < end:
+                for q in range(4):
+                    r = indices[j + 16 + q]
+                    for c in range(0, span, step):
+                        prefetch2d(H, r, c)
+            w0, w1, w2, w3 = data[j], data[j + 1], data[j + 2], data[j + 3]
+            h0, h1 = H[indices[j]], H[indices[j + 1]]
+            h2, h3 = H[indices[j + 2]], H[indices[j + 3]]
+            for f in range(k):
+                o[f] += (w0 * h0[f] + w1 * h1[f]) + (w2 * h2[f] + w3 * h3[f])
+            j += 4
+        while j < b:
+            w0 = data[j]
+            h0 = H[indices[j]]
+            for f in range(k):
+                o[f] += w0 * h0[f]
+            j += 1
+
+
+@njit(parallel=True, cache=True)
+def spmm_before(indptr, indices, data, H, out):
+    """``out[:] = A @ H`` with the kernel as it was before the tail-line prefetch."""
+    m = out.shape[0]
+    nchunks = min(m, 256)
+    bounds = chunk_bounds(indptr, nchunks)
+    for c in prange(nchunks):
+        _rows_before(indptr, indices, data, H, out, bounds[c], bounds[c + 1])
+
+
+@njit(parallel=True, cache=True)
+def gather_only(indptr, indices, H, acc):
+    """Sum the rows of ``H`` that ``A @ H`` gathers, in its order, with its prefetch and
+    chunks, into ``acc[c]`` per chunk: the gathers without the arithmetic per entry, the
+    operator's values or the output rows (a ceiling for the kernel)."""
+    nchunks = acc.shape[0]
+    k = H.shape[1]
+    bounds = chunk_bounds(indptr, nchunks)
+    step = max(1, 64 // H.itemsize)
+    span = min(k, 4 * step)
+    for c in prange(nchunks):
+        a = acc[c]
+        end = indptr[bounds[c + 1]]
+        for j in range(indptr[bounds[c]], end):
+            if j + 16 < end:
+                prefetch_row(H, indices[j + 16], span)
+            h = H[indices[j]]
+            for f in range(k):
+                a[f] += h[f]
+
+
 def traffic(op, w: int, s: int) -> float:
     m = op.shape[0]
     i = op.indices.itemsize
@@ -68,14 +141,13 @@ def traffic(op, w: int, s: int) -> float:
 
 def locality(graphs: dict, repeat: int) -> None:
     """The locality study of ``--locality`` (see the module docstring)."""
-    from graphpar._gcn import line_aligned
+    from graphpar._gcn import empty_lines, line_aligned
     from graphpar.kernels.aggregate import spmm
 
     w, dt = 64, np.dtype(np.float32)
     set_threads(max_threads())
-    print(f"\nlocality study: f = {w}, {dt}, {max_threads()} threads, median of {repeat} "
-          "turns (triad and every variant timed once per turn); wall time, and CPU time of "
-          "all threads (robust to load; bandwidth-bound code stalls on the CPU)")
+    print(f"\nlocality study: f = {w}, {dt}, {max_threads()} threads, {repeat} turns (triad "
+          "and every variant timed once per turn); wall time, and CPU time of all threads")
     for gname, g in graphs.items():
         op = gcn_normalize(g, dtype=dt)
         n = op.shape[0]
@@ -83,9 +155,13 @@ def locality(graphs: dict, repeat: int) -> None:
         print(f"\n{gname}: {n} vertices, {op.nnz} stored entries; numpy's H starts "
               f"{H.ctypes.data % 64} bytes into a cache line")
         out = np.empty_like(H)
+        out_lines = empty_lines(H.shape, dt)
+        before = "before: old kernel, numpy's H"
         cases = {
-            "kernel, numpy's H (before)": (spmm, op.indptr, op.indices, op.data, H, out),
-            "aggregate (current)": (partial(aggregate, out=out), op, H),
+            before: (spmm_before, op.indptr, op.indices, op.data, H, out),
+            "kernel, numpy's H": (spmm, op.indptr, op.indices, op.data, H, out),
+            "aggregate, out on lines": (partial(aggregate, out=out_lines), op, H),
+            "aggregate (allocates)": (aggregate, op, H),
         }
         for method in ("rcm", "degree"):
             t0, c0 = time.perf_counter(), time.process_time()
@@ -99,8 +175,10 @@ def locality(graphs: dict, repeat: int) -> None:
             hp = line_aligned(np.ascontiguousarray(H[rop.perm]))
             cases[f"aggregate(reorder {method})"] = (partial(aggregate, out=out), rop, H)
             cases[f"kernel, {method} order kept"] = (
-                spmm, rop.op.indptr, rop.op.indices, rop.op.data, hp, out)
+                spmm, rop.op.indptr, rop.op.indices, rop.op.data, hp, out_lines)
         cases["scipy op @ H"] = (op.__matmul__, H)
+        acc = np.zeros((min(n, 256), w), dtype=dt)
+        cases["ceiling: the gathers alone"] = (gather_only, op.indptr, op.indices, H, acc)
         for fn, *fargs in cases.values():
             fn(*fargs)  # compile and warm up
         times = {name: [] for name in cases}
@@ -113,21 +191,21 @@ def locality(graphs: dict, repeat: int) -> None:
                 fn(*fargs)
                 times[name].append(time.perf_counter() - t0)
                 cpu[name].append(time.process_time() - c0)
-        tb = float(np.median(tri))
+        tri = np.array(tri)
         model = traffic(op, w, dt.itemsize)
-        base = float(np.median(times["kernel, numpy's H (before)"]))
-        sp_med = float(np.median(times["scipy op @ H"]))
-        print(f"STREAM triad {tb:.1f} GB/s (turns: {', '.join(f'{x:.1f}' for x in tri)})")
-        cbase = float(np.median(cpu["kernel, numpy's H (before)"]))
+        base, cbase = np.array(times[before]), np.array(cpu[before])
+        sp_t = np.array(times["scipy op @ H"])
+        print(f"STREAM triad median {np.median(tri):.1f} GB/s (turns: "
+              f"{', '.join(f'{x:.1f}' for x in tri)})")
         print(f"{'variant':<30} {'ms':>8} {'model GB/s':>10} {'%triad':>7} {'vs before':>10} "
               f"{'vs scipy':>9} {'CPU ms':>8} {'CPU vs before':>14}")
         for name, ts in times.items():
+            ts, cs = np.array(ts), np.array(cpu[name])
             med = float(np.median(ts))
-            cmed = float(np.median(cpu[name]))
-            gbs = model / med / 1e9
-            print(f"{name:<30} {med * 1e3:>8.1f} {gbs:>10.1f} {100 * gbs / tb:>6.0f}% "
-                  f"{fmt_ratio(base, med):>10} {fmt_ratio(sp_med, med):>9} {cmed * 1e3:>8.1f} "
-                  f"{fmt_ratio(cbase, cmed):>14}", flush=True)
+            pct = float(np.median(100 * model / ts / 1e9 / tri))
+            print(f"{name:<30} {med * 1e3:>8.1f} {model / med / 1e9:>10.1f} {pct:>6.0f}% "
+                  f"{np.median(base / ts):>9.2f}x {np.median(sp_t / ts):>8.2f}x "
+                  f"{np.median(cs) * 1e3:>8.1f} {np.median(cbase / cs):>13.2f}x", flush=True)
         cases.clear()
 
 

@@ -17,17 +17,20 @@ from graphpar._graph import Graph
 from graphpar._validation import check_csr_arrays, validate_graph
 from graphpar.kernels import aggregate as _kernel
 
-__all__ = ["GCNOperator", "aggregate", "as_operator", "gcn_normalize"]
+__all__ = ["GCNOperator", "aggregate", "as_operator", "empty_lines", "gcn_normalize"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Below this many (stored entries + rows) x width, one thread is faster than
 # waking the others (and, on a busy machine, waiting for them to be scheduled).
 SERIAL_WORK = 1 << 20
 # numpy aligns large arrays to 16 bytes, so a 256-byte row of H (64 float32) spans five
-# 64-byte cache lines instead of four: 25% more random reads in the gathers. aggregate
-# does not copy H to fix this: a fresh aligned copy per call (page faults included) cost
-# about what it saved (benchmarks/aggregate.py --locality); callers that aggregate the
-# same features many times can keep them in a line_aligned buffer.
+# 64-byte cache lines instead of four: 25% more random reads in the gathers (and a
+# 64-byte row two lines instead of one). aggregate does not copy H to fix this: a fresh
+# aligned copy per call (page faults included) cost about what it saved
+# (benchmarks/aggregate.py --locality), and the kernel prefetches the extra line. What
+# graphpar allocates itself (aggregate's result, the GCN layers' operands) starts on a
+# line (empty_lines); callers that aggregate the same features many times can keep them
+# in a line_aligned buffer.
 CACHE_LINE = 64
 
 
@@ -341,7 +344,8 @@ def aggregate(op, H, *, transpose: bool = False, out: np.ndarray | None = None) 
     -------
     ndarray
         ``op @ H``, of dtype ``numpy.result_type(op.dtype, H.dtype)`` (float32
-        only when both are float32), accumulated in that dtype; ``out`` when given.
+        only when both are float32), accumulated in that dtype; ``out`` when given,
+        else a new array starting on a 64-byte cache line (see :func:`empty_lines`).
 
     Raises
     ------
@@ -383,7 +387,7 @@ def aggregate(op, H, *, transpose: bool = False, out: np.ndarray | None = None) 
     w = H2.shape[1]
     shape = (m,) if vector else (m, w)
     if out is None:
-        res = np.empty((m, w), dtype=dtype)
+        res = empty_lines((m, w), dtype)
     else:
         _check_out(out, shape, dtype, H2)
         res = out.reshape(m, w)
@@ -438,6 +442,29 @@ def _aggregate_reordered(rop, H, transpose: bool, out):
     return out
 
 
+def empty_lines(shape: tuple, dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose first byte starts a 64-byte cache line.
+
+    Like ``numpy.empty(shape, dtype)`` (which starts large arrays 16 bytes into a
+    line), at the cost of at most 64 more bytes. When the rows of a 2-D result
+    are a whole number of lines (16 float32 or 8 float64 values, or a multiple),
+    every row then lies on whole lines, so :func:`aggregate` gathering the rows of
+    an array made here reads each row as the fewest lines.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = empty_lines((1000, 16), np.float32)
+    >>> A.ctypes.data % 64, A.shape, A.dtype, A.flags.c_contiguous
+    (0, (1000, 16), dtype('float32'), True)
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + CACHE_LINE, dtype=np.uint8)
+    start = -buf.ctypes.data % CACHE_LINE
+    return buf[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def line_aligned(H: np.ndarray) -> np.ndarray:
     """``H`` itself, or a copy starting on a cache line when its rows are whole lines.
 
@@ -458,8 +485,6 @@ def line_aligned(H: np.ndarray) -> np.ndarray:
     row = H.shape[1] * H.itemsize if H.ndim == 2 else 0
     if row == 0 or row % CACHE_LINE or H.ctypes.data % CACHE_LINE == 0:
         return H
-    buf = np.empty(H.nbytes + CACHE_LINE, dtype=np.uint8)
-    start = -buf.ctypes.data % CACHE_LINE
-    A = buf[start:start + H.nbytes].view(H.dtype).reshape(H.shape)
+    A = empty_lines(H.shape, H.dtype)
     np.copyto(A, H)
     return A

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from graphpar._gcn import SERIAL_WORK
+from graphpar._gcn import SERIAL_WORK, empty_lines
 from graphpar.kernels import aggregate as _kernel
 
 __all__ = ["BLOCK", "DenseInput", "Dropped", "SparseInput", "backward", "cross_entropy",
@@ -317,9 +317,10 @@ def forward(weights, biases, X, propagate: Callable, *, dropout: float, dtype, r
     for layer in range(n_layers):
         W = weights[layer]
         mask = None
+        # S is what propagate gathers rows of: on whole cache lines (empty_lines)
         if layer == 0:
             h = X.dropped(rng, keep, dtype) if train else X.plain()
-            S = np.empty((X.shape[0], W.shape[1]), dtype=dtype)
+            S = empty_lines((X.shape[0], W.shape[1]), dtype)
             X.matmul(h, W, S)
         else:
             h = np.maximum(pre[-1], 0)
@@ -327,7 +328,8 @@ def forward(weights, biases, X, propagate: Callable, *, dropout: float, dtype, r
                 u = rng.random(h.shape) if draw is None else draw(rng, h.shape[1])
                 mask = ((u < keep) / keep).astype(dtype)
                 h = h * mask
-            S = h @ W
+            S = empty_lines((h.shape[0], W.shape[1]), np.result_type(h, W))
+            np.matmul(h, W, out=S)
         Z = propagate(S)
         if biases is not None:
             Z += biases[layer]
@@ -401,5 +403,6 @@ def backward(weights, biases, X, propagate_t: Callable, pre, inputs, masks, G):
         dH = dS @ weights[layer].T
         if masks[layer] is not None:
             dH *= masks[layer]
-        G = dH * (pre[layer - 1] > 0)
+        G = empty_lines(dH.shape, dH.dtype)  # gathered by propagate_t: on whole lines
+        np.multiply(dH, pre[layer - 1] > 0, out=G)
     return gW, gb

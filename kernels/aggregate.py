@@ -12,44 +12,22 @@ distributions (Kronecker graphs) still balance. Each chunk runs a serial
 row loop whose inner loop over the feature width LLVM vectorises, taking four
 stored entries per pass over the output row; the rows of ``H`` needed a few
 entries ahead are prefetched, because the gathers of random rows of ``H`` are
-latency-bound otherwise.
+latency-bound otherwise: every line the row's first ``ROW_LINES`` lines' worth
+of elements touches, which is one line more when ``H`` starts part-way into a
+line (numpy starts large arrays 16 bytes in).
 """
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, prange
-from numba.core import cgutils, types
-from numba.extending import intrinsic
+
+from graphpar.kernels.prefetch import ROW_LINES, prefetch_row
 
 # Row chunks of equal cost per call; prange hands each thread a contiguous run of
 # them, and 256 keep the imbalance of any thread count up to a few dozen small.
 NCHUNKS = 256
-# How many stored entries ahead the row of H is prefetched, and how many of its
-# 64-byte lines (the hardware streamer picks up longer rows by itself).
+# How many stored entries ahead the row of H is prefetched: its first ROW_LINES lines'
+# worth of elements (the hardware streamer picks up longer rows by itself).
 PREFETCH_DISTANCE = 16
-PREFETCH_LINES = 4
-
-
-@intrinsic
-def _prefetch(typingctx, arr, row, col):
-    """Prefetch the cache line holding ``arr[row, col]`` of a 2-D array (a hint only)."""
-    sig = types.void(arr, row, col)
-
-    def codegen(context, builder, signature, args):
-        aryty, rowty, colty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        r = context.cast(builder, args[1], rowty, types.intp)
-        c = context.cast(builder, args[2], colty, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [r, c], wraparound=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # read, high temporal locality, data cache
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @njit(cache=True)
@@ -90,7 +68,7 @@ def spmm_rows(indptr, indices, data, H, out, lo, hi):
     k = out.shape[1]
     end = indptr[hi]
     step = max(1, 64 // H.itemsize)  # elements per 64-byte cache line
-    span = min(k, PREFETCH_LINES * step)
+    span = min(k, ROW_LINES * step)
     for i in range(lo, hi):
         o = out[i]
         for f in range(k):
@@ -100,9 +78,7 @@ def spmm_rows(indptr, indices, data, H, out, lo, hi):
         while j + 3 < b:
             if j + PREFETCH_DISTANCE + 3 < end:
                 for q in range(4):
-                    r = indices[j + PREFETCH_DISTANCE + q]
-                    for c in range(0, span, step):
-                        _prefetch(H, r, c)
+                    prefetch_row(H, indices[j + PREFETCH_DISTANCE + q], span)
             w0 = data[j]
             w1 = data[j + 1]
             w2 = data[j + 2]

@@ -411,3 +411,56 @@ def test_parallel_path_alignment_does_not_change_results(dtype, width):
     close(out, op.T.astype(np.float64) @ H.astype(np.float64),
           abs(op.T.astype(np.float64)) @ np.abs(H.astype(np.float64)),
           1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_empty_lines_starts_on_a_line_and_aggregate_allocates_there():
+    from graphpar._gcn import empty_lines
+
+    for shape, dtype in [((1000, 16), np.float32), ((513, 7), np.float64), ((4097,), np.int32)]:
+        A = empty_lines(shape, dtype)
+        assert A.shape == shape and A.dtype == dtype and A.flags.c_contiguous
+        assert A.flags.writeable and A.ctypes.data % 64 == 0
+        A[...] = 1  # the whole array is usable
+        assert A.sum() == np.prod(shape)
+    rng = np.random.default_rng(11)
+    op = as_operator(random_operator(rng, 2000, 2000, 40000, np.float32))
+    H = misaligned(rng.standard_normal((2000, 64)).astype(np.float32))
+    got = aggregate(op, H)
+    assert got.ctypes.data % 64 == 0 and got.flags.c_contiguous and got.flags.writeable
+    ref = np.empty_like(got)
+    K.spmm(op.indptr, op.indices, op.data, np.ascontiguousarray(H), ref)
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_prefetches_are_only_hints_and_emit_prefetch(dtype):
+    import platform
+
+    from numba import njit
+
+    from graphpar.kernels.prefetch import prefetch2d, prefetch_row
+
+    @njit
+    def run(a, rows, col, n):
+        s = 0.0
+        for r in rows:
+            prefetch2d(a, r, col)  # rows far past the end: never faults, never writes
+            prefetch_row(a, r, n)
+            s += a[r % a.shape[0], 0]
+        return s
+
+    @njit
+    def one_row(a, r, n):
+        prefetch_row(a, r, n)
+
+    a = np.arange(4 * 80, dtype=dtype).reshape(4, 80)
+    a.flags.writeable = False
+    rows = np.array([0, 3, 4, 1 << 40], dtype=np.int64)
+    for n in (0, 1, 16, 64, 80):
+        assert run(a, rows, 2, n) == a[0, 0] + a[3, 0] + a[0, 0] + a[(1 << 40) % 4, 0]
+    np.testing.assert_array_equal(a, np.arange(4 * 80, dtype=dtype).reshape(4, 80))
+    one_row(a, 1, 64)
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "prefetcht0" in next(iter(run.inspect_asm().values()))
+        # straight-line: the 4 lines from the row's start (clamped) and the last element's
+        assert next(iter(one_row.inspect_asm().values())).count("prefetcht0") == 5

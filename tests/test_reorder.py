@@ -98,6 +98,20 @@ def test_permute_unpermute_round_trip():
     np.testing.assert_array_equal(rop.permute(X), X[rop.perm])
     np.testing.assert_array_equal(rop.unpermute(rop.permute(X)), X)
     assert "ReorderedOperator 40x40" in repr(rop)
+    # new arrays on a cache line, for 1-D and 2-D features; the input is untouched
+    F = np.arange(40 * 16, dtype=np.float32).reshape(40, 16)[::-1]  # not contiguous
+    P = rop.permute(F)
+    assert P.ctypes.data % 64 == 0 and P.flags.c_contiguous and P.dtype == np.float32
+    np.testing.assert_array_equal(P, F[rop.perm])
+    assert not np.shares_memory(P, F)
+    v = np.arange(40.0)
+    np.testing.assert_array_equal(rop.permute(v), v[rop.perm])
+    np.testing.assert_array_equal(rop.unpermute(v), v[rop.inverse])
+    for bad in (np.ones((41, 2)), np.ones((39, 2)), np.float64(1.0)):
+        with pytest.raises(ValueError, match=r"H must have 40 rows \(one per vertex\)"):
+            rop.permute(bad)
+    with pytest.raises(ValueError, match=r"Y must have 40 rows .*\(41, 2\)"):
+        rop.unpermute(np.ones((41, 2)))
 
 
 def test_bad_input():
