@@ -62,6 +62,9 @@ def make_data(n: int, seed: int = 0):
     c = rng.exponential(2.0, n)
     event = t <= c
     np.minimum(t, c, out=t)
+    # no time within the near-tie tolerance of 0 (about 10 rows at N = 1e7): a (start, stop]
+    # row starting at 0 could not stop there (timefix would merge 0 and the stop, as R does)
+    np.maximum(t, 1e-6, out=t)
     k = n // 40  # 2k rows = 5% of the rows in tie groups of two
     rows = rng.choice(n, 2 * k, replace=False)
     t[rows[:k]] = t[rows[k:]]
@@ -256,10 +259,19 @@ def child(method: str, n: int, threads: int, repeat: int, timeout: float,
 
 def entry_times(t: np.ndarray, seed: int = 1) -> np.ndarray:
     """Entry times for ``(start, stop]`` data: half of the rows enter at a uniform share of
-    their time, the others at 0."""
+    their time, the others at 0.
+
+    The near-tie merge of ``timefix`` (R's ``aeqSurv``: distinct times closer than
+    ``1.5e-8``, absolute or relative to the mean time, merge, in chains) must never
+    merge a row's entry with its own time, which the fit rightly refuses: a late
+    entry within ``1e-6`` times the mean of its time, or below ``1e-5`` (where
+    tiny entries could chain 0 to a time; :func:`make_data` keeps times at least
+    ``1e-6``), is moved to 0.
+    """
     rng = np.random.default_rng(seed)
     start = t * rng.uniform(0.0, 0.9, t.size)
     start[rng.random(t.size) < 0.5] = 0.0
+    start[(t - start < 1e-6 * t.mean()) | (start < 1e-5)] = 0.0
     return start
 
 

@@ -134,10 +134,14 @@ class CoxPH(ResidualsMixin):
 
     Notes
     -----
-    Memory: a fit holds ``X`` plus about ``(p + 17) * N * 8`` bytes at its
-    peak (a permuted, centred copy of ``X`` and about 17 length-N vectors
-    for the sort, the kernels and the baseline; measured k = 27 at N = 1e6,
-    p = 10 by ``benchmarks/cox.py``): O(N p), never O(N p^2).
+    Memory: a fit holds ``X`` plus about ``(p + 5) * N * 8`` bytes at its
+    peak: a permuted, centred copy of ``X`` and about 5 length-N vectors for
+    the sort and the kernels. The copy is dropped before the baseline hazard
+    (whose per-time arrays then take its place), except when ``robust`` or
+    ``cluster`` needs it for the residuals; ``(entry, time]`` data count their
+    removal rows in ``N``. Measured: a peak (VmHWM) of 14.5 * N * 8 bytes
+    above the process before the fit at N = 1e7, p = 10 (see
+    ``docs/performance.md``): O(N p), never O(N p^2).
 
     See Also
     --------
@@ -290,6 +294,8 @@ class CoxPH(ResidualsMixin):
         problem = CoxProblem(arrays, self.ties, bool(self.timefix),
                              entry=check_cox_entry(entry, arrays.time))
         self._fit_problem(problem, progress)
+        if not request[0]:
+            problem.release_covariates()  # the baseline reads none: a lower peak of memory
         self._set_baseline(_serial_baseline(arrays, problem, self.coef_, self.ties,
                                             bool(self.timefix)))
         self._training = (arrays, problem.entry)  # the residual methods' data (references)
@@ -889,11 +895,19 @@ def _serial_baseline(arrays, problem, coef: np.ndarray, ties: str,
     if means is None or np.shape(means) != (arrays.X.shape[1],):
         means = arrays.X.mean(axis=0)
     means = np.array(means, dtype=np.float64)
-    eta = centred_eta(arrays.X, coef, means, arrays.offset)[order]
-    strata = codes[order] if codes is not None else None
-    shift = strata_shift(eta, strata, nstrata)
-    w = arrays.weights[order] if arrays.weights is not None else None
-    groups = group_sums(time, arrays.event[order], w, eta, strata, shift)
+    last = problem.risk_at(coef) if hasattr(problem, "risk_at") else None
+    if last is not None:  # the fit's last evaluation was at coef: reuse its sorted rows
+        eta, shift, risk = last
+        event, strata = problem.event, problem.strata
+        w = problem.w if problem.w.size else None
+    else:
+        strata = codes[order] if codes is not None else None
+        eta = centred_eta(arrays.X, coef, means, arrays.offset)[order]
+        shift = strata_shift(eta, strata, nstrata)
+        risk = None
+        event = arrays.event[order]
+        w = arrays.weights[order] if arrays.weights is not None else None
+    groups = group_sums(time, event, w, eta, strata, shift, risk)
     labels = arrays.strata_labels.tolist() if codes is not None else [None]
     return BaselineHazard(labels, baseline_from_groups(groups, ties, shift, nstrata),
                           means, coef.copy(), codes is not None, arrays.feature_names)

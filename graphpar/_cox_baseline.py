@@ -94,7 +94,8 @@ def strata_shift(eta_sorted: np.ndarray, strata_sorted: np.ndarray | None,
 
 
 def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
-               eta: np.ndarray, strata: np.ndarray | None, shift: np.ndarray) -> dict:
+               eta: np.ndarray, strata: np.ndarray | None, shift: np.ndarray,
+               risk: np.ndarray | None = None) -> dict:
     """Reduce rows sorted by (stratum ascending, time descending) to one entry per tie group.
 
     Parameters
@@ -104,6 +105,9 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
         None), the centred linear predictor, int64 stratum codes (or None).
     shift : ndarray
         Per-stratum shift subtracted from ``eta`` before ``exp``.
+    risk : ndarray, optional
+        The rows' ``w exp(eta - shift)`` when already computed (the fit's last
+        evaluation leaves them); ``eta`` is then not read.
 
     Returns
     -------
@@ -126,43 +130,29 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
     >>> g["time"], g["risk"], g["deaths"]
     (array([3., 2.]), array([1., 2.]), array([1, 1]))
     """
-    n = time.size
-    codes = strata if strata is not None else np.zeros(n, dtype=np.int64)
-    if n == 0:
-        return {k: np.zeros(0, dtype=np.int64 if k in ("stratum", "deaths") else np.float64)
-                for k in GROUP_FIELDS}
-    start = np.empty(n, dtype=bool)
-    start[0] = True
-    np.not_equal(time[1:], time[:-1], out=start[1:])
-    start[1:] |= codes[1:] != codes[:-1]
-    starts = np.flatnonzero(start)
-    r = np.exp(eta - shift[codes])
-    ev = event.astype(bool)
-    if weights is not None:
-        r *= weights
-        positive = weights > 0
-        dead = ev & positive
-        events = np.add.reduceat(np.where(dead, weights, 0.0), starts)
-        present = np.add.reduceat(positive.astype(np.int64), starts)
-        keep = np.add.reduceat((weights != 0).astype(np.int64), starts) > 0
-    else:
-        dead = ev
-        events = None
-        keep = None
-        present = np.diff(np.append(starts, n))
-    deaths = np.add.reduceat(dead.astype(np.int64), starts)
-    if events is None:
-        events = deaths.astype(np.float64)
-    out = {
-        "stratum": codes[starts].astype(np.int64),
-        "time": time[starts].astype(np.float64),
-        "risk": np.add.reduceat(r, starts),
-        "events": events,
-        "deaths": deaths,
-        "event_risk": np.add.reduceat(np.where(dead, r, 0.0), starts),
-        "present": present.astype(np.float64),
-    }
-    if keep is not None and not keep.all():
+    from graphpar.kernels.cox import group_sums as reduce_groups
+
+    if risk is None:
+        risk = np.exp(eta - shift[strata] if strata is not None else eta - shift[0])
+        if weights is not None:
+            risk *= weights
+    codes = (np.ascontiguousarray(strata, dtype=np.int64) if strata is not None
+             else np.zeros(0, dtype=np.int64))
+    args = (np.ascontiguousarray(time, dtype=np.float64), codes,
+            np.ascontiguousarray(event, dtype=np.uint8),
+            np.zeros(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64),
+            np.ascontiguousarray(risk, dtype=np.float64))
+    ng = reduce_groups(*args, np.zeros(0, np.int64), np.zeros(0), np.zeros((4, 0)),
+                       np.zeros(0, np.int64), np.zeros(0, bool))  # count the groups
+    stratum = np.zeros(ng, dtype=np.int64)
+    gtime = np.zeros(ng)
+    sums = np.zeros((4, ng))
+    deaths = np.zeros(ng, dtype=np.int64)
+    keep = np.zeros(ng, dtype=bool)
+    reduce_groups(*args, stratum, gtime, sums, deaths, keep)
+    out = {"stratum": stratum, "time": gtime, "risk": sums[0], "events": sums[1],
+           "deaths": deaths, "event_risk": sums[2], "present": sums[3]}
+    if not keep.all():
         out = {k: v[keep] for k, v in out.items()}
     return out
 
@@ -238,10 +228,16 @@ def counting_baseline(arrays, problem, coef: np.ndarray, ties: str) -> BaselineH
     array([1., 2.])
     """
     means = np.array(problem.center, dtype=np.float64)
-    eta = centred_eta(arrays.X, coef, means, arrays.offset)[problem.order_src]
     nstrata = problem.nstrata
-    shift = strata_shift(eta, problem.strata, nstrata)
-    groups = group_sums(problem.time, problem.event, problem.w, eta, problem.strata, shift)
+    last = problem.risk_at(coef) if hasattr(problem, "risk_at") else None
+    if last is not None:  # the fit's last evaluation was at coef: reuse its eta and r
+        eta, shift, risk = last
+    else:
+        eta = centred_eta(arrays.X, coef, means, arrays.offset)[problem.order_src]
+        shift = strata_shift(eta, problem.strata, nstrata)
+        risk = None
+    w = problem.w if problem.w.size else None
+    groups = group_sums(problem.time, problem.event, w, eta, problem.strata, shift, risk)
     labels = arrays.strata_labels.tolist() if arrays.strata is not None else [None]
     return BaselineHazard(labels, baseline_from_groups(groups, ties, shift, nstrata), means,
                           np.array(coef, dtype=np.float64), arrays.strata is not None,

@@ -84,8 +84,10 @@ def tie_code(ties: str) -> int:
 class CoxProblem:
     """The rows sorted by (stratum, time descending), centred, chunked; evaluates the kernels.
 
-    Holds one permuted, centred float64 copy of ``X`` plus a few length-n
-    vectors.
+    Holds one permuted, centred float64 copy of ``X``, transposed (``XT``, p x n,
+    the kernels' layout; ``X`` is the same memory seen as n x p), plus a few
+    length-n vectors. The last evaluation's ``eta`` and ``r`` stay for the
+    baseline hazard (:meth:`risk_at`).
 
     Counting-process rows ``(entry, time]`` (``entry`` given): the risk set at
     ``t`` is the rows with ``time >= t`` minus the rows with ``entry >= t``.
@@ -165,10 +167,12 @@ class CoxProblem:
             order_src = order
         self.order = order  # into the rows plus the removal rows (src: their source rows)
         self.order_src = order_src
-        self.center = X.mean(axis=0) if n else np.zeros(p)
+        self.center = K.column_means(X)
         nn = order.size
-        self.X = np.empty((nn, p), dtype=np.float64)
-        K.gather_rows(X, order_src, self.center, self.X)
+        # the kernels read the covariates transposed (p, nn); X is the same memory as (nn, p)
+        self.XT = np.empty((p, nn), dtype=np.float64)
+        K.gather_rows(X, order_src, self.center, self.XT)
+        self.X = self.XT.T
         self.event = event[order]
         self.w = weights[order] if weights is not None else np.empty(0)
         self.offset = arrays.offset[order_src] if arrays.offset is not None else np.empty(0)
@@ -186,21 +190,43 @@ class CoxProblem:
         self.eta = np.empty(nn)
         self.r = np.empty(nn)
         self.smax = np.empty(nstrata)
+        self.beta = None  # the coefficients of the last evaluation (eta, r, smax hold it)
 
     def evaluate(self, beta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Return (log partial likelihood, gradient, Hessian) at ``beta``."""
         p = self.p
-        beta = np.ascontiguousarray(beta, dtype=np.float64)
-        K.linear_predictor(self.X, beta, self.offset, self.flags, self.chunk_start,
+        beta = np.array(beta, dtype=np.float64)
+        self.beta = None
+        K.linear_predictor(self.XT, beta, self.offset, self.flags, self.chunk_start,
                            self.chunk_stratum, self.eta, self.smax)
         ll = np.zeros(1)
         g = np.zeros(p)
         h = np.zeros((p, p))
-        K.cox_block(self.X, self.eta, self.w, self.event, self.flags, self.smax,
+        K.cox_block(self.XT, self.eta, self.w, self.event, self.flags, self.smax,
                     self.chunk_start, self.chunk_stratum, self.ties, K.HESS_FULL,
                     np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
                     np.empty(p + 2), s2_tail=False)
+        self.beta = beta
         return float(ll[0]), g, h
+
+    def release_covariates(self) -> None:
+        """Drop the sorted copy of ``X`` (no evaluation after this); the rest stays.
+
+        The fit calls it before the baseline hazard when no residuals are needed,
+        so that the copy and the baseline's arrays are never held at once.
+        """
+        self.XT = self.X = None
+
+    def risk_at(self, coef: np.ndarray):
+        """``(eta, shift, r)`` of the sorted rows at ``coef`` if the last evaluation was there.
+
+        ``eta`` is the centred linear predictor with the offset, ``shift`` each
+        stratum's largest ``eta`` and ``r = w exp(eta - shift)``; None when the last
+        evaluation was at other coefficients (the baseline then recomputes them).
+        """
+        if self.beta is None or not np.array_equal(self.beta, coef):
+            return None
+        return self.eta, self.smax, self.r
 
 
 def _check_fixed_entry(fixed: np.ndarray, entry: np.ndarray, rows: np.ndarray, n: int) -> None:

@@ -15,7 +15,9 @@ group does not matter: a tie group is always processed whole.
 
 Per-row inputs, all of length ``n`` (rows of the block):
 
-- ``X`` (n, p) float64: covariates (any memory layout; C order is fastest).
+- ``XT`` (p, n) float64: the covariates transposed, one row per covariate, so
+  that each chunk's column sums and Gram products read contiguous rows
+  (C-contiguous is fastest; :func:`gather_rows` writes it from ``X``).
 - ``eta`` (n,) float64: linear predictor ``X @ beta + offset``.
 - ``w`` (n,) float64 case weights, or an empty array for unit weights.
 - ``event`` (n,) uint8: 1 for an event, 0 for a censored row.
@@ -72,7 +74,7 @@ S2-type Hessian terms ``sum_g c_g S2_g`` are summed by parts into one weighted
 Gram matrix ``sum_k r_k W_k x_k x_k^T`` (``W_k``: the sum of ``c_g`` over the
 groups of the chunk whose risk set holds row ``k``) and the rank-one terms
 ``S1 S1^T / S0^2`` of all event groups are batched; both become vectorised dot
-products over a transposed copy of the chunk, never an ``N x p x p`` array.
+products over the rows of ``XT``, never an ``N x p x p`` array.
 Finally, serially and in chunk order, the S1/S2 carries are formed from the
 chunks' tails and added through three correction accumulators (the carries
 enter the gradient and Hessian linearly and quadratically, so pass 3 need not
@@ -87,7 +89,9 @@ loop costs about a second and a half more to compile per function), the setup
 steps that are single vectorised passes are NumPy, no slice of an array is
 assigned in compiled code (``a[i:j] = b`` compiles Numba's shape-mismatch error
 message, seconds), and pass 3 exists once per tie method, with and without the
-Hessian, each compiled on its first use only.
+Hessian, each compiled on its first use only. Hot loops index slices from 0
+(``x = XT[a, lo:hi]; x[k]``): an index that may be negative costs a wraparound
+check per access, which halves the speed of the Gram and matrix-vector loops.
 
 Ties: ``BRESLOW`` (0) or ``EFRON`` (1). Efron follows R's survival::coxph: a
 tie group with ``m`` events of total weight ``D`` contributes, for
@@ -132,10 +136,11 @@ def run_chunks(fn, nchunks, *args):
 
     One range per Numba thread (``numba.get_num_threads()``, which
     :func:`graphpar.threads.set_threads` sets), run on a pool of Python threads;
-    ``fn`` must be a ``nogil`` Numba function whose ranges write disjoint output.
-    The calling thread runs the first range. The first call for a signature runs
-    that range before starting the others, so that a cold cache compiles (or
-    loads) ``fn`` once, not once per thread at the same time.
+    ``fn`` must be a ``nogil`` Numba function (or Python whose work releases the
+    GIL, as NumPy's copies do) whose ranges write disjoint output. The calling
+    thread runs the first range. The first call of a Numba function for a
+    signature runs that range before starting the others, so that a cold cache
+    compiles (or loads) ``fn`` once, not once per thread at the same time.
     """
     global _pool
     nt = max(1, min(numba.get_num_threads(), nchunks))
@@ -148,7 +153,7 @@ def run_chunks(fn, nchunks, *args):
         pool = _pool
     cuts = [(nchunks * t) // nt for t in range(nt + 1)]
     key = (fn, tuple(map(_arg_kind, args)))
-    warm = key in _warm
+    warm = key in _warm or not hasattr(fn, "py_func")
     if not warm:
         fn(cuts[0], cuts[1], *args)
         with _pool_lock:
@@ -191,17 +196,28 @@ def chunk_layout(flags, target, stratum0, chunk_start, chunk_stratum):
 
 
 @njit(cache=True, nogil=True)
-def _lp_chunks(c_lo, c_hi, X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
+def _lp_chunks(c_lo, c_hi, XT, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
                first_max, last_max, last_s):
     """``eta`` on chunks ``[c_lo, c_hi)``; maxima of each chunk's first and last strata.
 
-    The maxima of strata wholly inside one chunk go straight into ``smax``.
+    The maxima of strata wholly inside one chunk go straight into ``smax``. Columns
+    of zero coefficient are not read (at ``beta = 0``, ``X`` is not read at all).
     """
     p = beta.size
     has_off = offset.size > 0
     for c in range(c_lo, c_hi):
         lo = chunk_start[c]
         hi = chunk_start[c + 1]
+        ec = eta[lo:hi]  # loops from 0 over slices: no negative-index checks
+        m = hi - lo
+        for i in range(m):
+            ec[i] = 0.0
+        for j in range(p):
+            b = beta[j]
+            if b != 0.0:
+                xj = XT[j, lo:hi]
+                for i in range(m):
+                    ec[i] += xj[i] * b
         s = chunk_stratum[c]
         first = True
         cur = -np.inf
@@ -214,12 +230,10 @@ def _lp_chunks(c_lo, c_hi, X, beta, offset, flags, chunk_start, chunk_stratum, e
                     smax[s] = cur
                 s += 1
                 cur = -np.inf
-            v = 0.0
-            for j in range(p):
-                v += X[i, j] * beta[j]
+            v = eta[i]
             if has_off:
                 v += offset[i]
-            eta[i] = v
+                eta[i] = v
             if v > cur:
                 cur = v
         if first:
@@ -229,8 +243,10 @@ def _lp_chunks(c_lo, c_hi, X, beta, offset, flags, chunk_start, chunk_stratum, e
         last_s[c] = s
 
 
-def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
-    """Fill ``eta = X @ beta + offset`` (``offset`` may be empty) and ``smax``.
+def linear_predictor(XT, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
+    """Fill ``eta = XT.T @ beta + offset`` (``offset`` may be empty) and ``smax``.
+
+    ``XT`` (p, n) is the block's covariates transposed (see :func:`cox_block`).
 
     ``smax`` (nstrata,) receives the largest ``eta`` of each stratum present in
     the block and ``-inf`` for the others.
@@ -240,7 +256,7 @@ def linear_predictor(X, beta, offset, flags, chunk_start, chunk_stratum, eta, sm
     last_max = np.full(nc, -np.inf)
     last_s = np.zeros(nc, dtype=np.int64)
     smax[:] = -np.inf
-    run_chunks(_lp_chunks, nc, X, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
+    run_chunks(_lp_chunks, nc, XT, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
                first_max, last_max, last_s)
     np.maximum.at(smax, chunk_stratum[:nc], first_max)
     np.maximum.at(smax, last_s, last_max)
@@ -276,35 +292,38 @@ def _rates_chunks(c_lo, c_hi, eta, w, event, flags, shift, chunk_start, chunk_st
 
 
 @njit(cache=True, fastmath=True, nogil=True)
-def _gram(Z, Y, lo, hi, out, full):
-    """``out[a, b] += sum(Z[a, k] * Y[b, k] for k in [lo, hi))`` for ``b >= a``.
+def _gram(Z, Y, lo, hi, yoff, out, full):
+    """``out[a, b] += sum(Z[a, k] * Y[b, k + yoff] for k in [lo, hi))`` for ``b >= a``.
 
     Only ``b == a`` unless ``full``. Blocks of 2 x 2 pairs share their loads, and
     the sums vectorise (reassociated). Entries below the diagonal are left alone.
+    The loops index slices from 0, so that no index needs a negative-index check
+    (which halves the speed of this loop).
     """
     p = Z.shape[0]
+    m = hi - lo
     if not full:
         for a in range(p):
-            za = Z[a]
-            ya = Y[a]
+            za = Z[a, lo:hi]
+            ya = Y[a, lo + yoff:hi + yoff]
             s = 0.0
-            for k in range(lo, hi):
+            for k in range(m):
                 s += za[k] * ya[k]
             out[a, a] += s
         return
     for a in range(0, p, 2):
         a2 = min(a + 1, p - 1)
-        z0 = Z[a]
-        z1 = Z[a2]
+        z0 = Z[a, lo:hi]
+        z1 = Z[a2, lo:hi]
         for b in range(a, p, 2):
             b2 = min(b + 1, p - 1)
-            y0 = Y[b]
-            y1 = Y[b2]
+            y0 = Y[b, lo + yoff:hi + yoff]
+            y1 = Y[b2, lo + yoff:hi + yoff]
             s00 = 0.0
             s01 = 0.0
             s10 = 0.0
             s11 = 0.0
-            for k in range(lo, hi):
+            for k in range(m):
                 u = z0[k]
                 v = z1[k]
                 x = y0[k]
@@ -380,7 +399,7 @@ def _make_fused_chunks(efron, need_h):
     """
 
     @njit(cache=True, nogil=True, error_model="numpy")
-    def fused_chunks(c_lo, c_hi, X, r, w, event, flags, chunk_start, c0, after2, full,
+    def fused_chunks(c_lo, c_hi, XT, r, w, event, flags, chunk_start, c0, after2, full,
                      tail2, l1s, l2s, grads, infos, us, res):
         """Pass 3 on chunks ``[c_lo, c_hi)``; S1 starts from zero in each chunk.
 
@@ -395,11 +414,11 @@ def _make_fused_chunks(efron, need_h):
         groups whose risk set holds row k: those of the chunk, plus ``after2[c]``
         for the rows of its last stratum segment, the coefficients of the later
         chunks' groups, which is how the S2 carries enter), and the rank-one terms
-        of all event groups are appended to it as columns of weight -1; the Gram
-        matrix is then formed from a transposed copy of the chunk by blocked dot
-        products, which vectorise, instead of p x p updates per row.
+        of all event groups are gathered as the columns of a second matrix of
+        weight -1; both Gram matrices are formed from the transposed rows ``XT``
+        by blocked dot products, which vectorise, instead of p x p updates per row.
         """
-        p = X.shape[1]
+        p = XT.shape[0]
         has_w = w.size > 0
         a1 = np.empty(p)
         ls = np.empty(p)
@@ -408,9 +427,9 @@ def _make_fused_chunks(efron, need_h):
         for c in range(c_lo, c_hi):
             width = max(width, chunk_start[c + 1] - chunk_start[c])
         hcols = width if need_h else 0
-        XM = np.empty((p, 2 * hcols))  # the chunk's rows, then the rank-one columns
-        Z = np.empty((p, 2 * hcols))
-        wt = np.empty(2 * hcols)
+        M = np.empty((p, hcols))  # the rank-one columns (at most one per row)
+        Z = np.empty((p, hcols))
+        wt = np.empty(hcols)
         gv = np.empty(hcols)
         for c in range(c_lo, c_hi):
             lo = chunk_start[c]
@@ -450,16 +469,13 @@ def _make_fused_chunks(efron, need_h):
                     rk = r[k]
                     S0 += rk
                     for a in range(p):
-                        l1[a] += rk * X[k, a]
-                    if need_h:
-                        for a in range(p):
-                            XM[a, k - lo] = X[k, a]
+                        l1[a] += rk * XT[a, k]
                     wk = w[k] if has_w else 1.0
                     if event[k] != 0 and wk > 0.0:  # a row of zero weight is as if absent
                         m += 1
                         dw += wk
                         for a in range(p):
-                            grad[a] += wk * X[k, a]
+                            grad[a] += wk * XT[a, k]
                         if efron:
                             if m == 1:
                                 A = 0.0
@@ -467,7 +483,7 @@ def _make_fused_chunks(efron, need_h):
                                     a1[a] = 0.0
                             A += rk
                             for a in range(p):
-                                a1[a] += rk * X[k, a]
+                                a1[a] += rk * XT[a, k]
                 if m > 0:
                     # Everything is scaled by 1/S0 so that tiny risk-set sums (eta far
                     # below the stratum's shift) never square into underflow: ls = S1/S0,
@@ -515,9 +531,8 @@ def _make_fused_chunks(efron, need_h):
                         gv[j - 1 - lo] = inv * ab0
                         # rank-one term bb0 * ls ls^T: a column of weight -1
                         sq = np.sqrt(bb0)
-                        col = nrow + ng
                         for a in range(p):
-                            XM[a, col] = sq * ls[a]
+                            M[a, ng] = sq * ls[a]
                         ng += 1
                         if efron and tied:
                             cc = inv * ae1
@@ -550,20 +565,26 @@ def _make_fused_chunks(efron, need_h):
                     wt[k] += r[lo + k] * acc
                     if (flags[lo + k] & FLAG_STRATUM) != 0:
                         acc = 0.0
-                ncol = nrow + ng
-                for k in range(nrow, ncol):
-                    wt[k] = -1.0
                 for a in range(p):
-                    for k in range(ncol):
-                        Z[a, k] = wt[k] * XM[a, k]
-                # np.int64(0), not the literal 0: one compiled _gram serves both calls
-                _gram(Z, XM, np.int64(0), ncol, info, full)
+                    xa = XT[a, lo:hi]
+                    za = Z[a]
+                    for k in range(nrow):
+                        za[k] = wt[k] * xa[k]
+                zero = np.int64(0)  # not the literal 0: one compiled _gram serves every call
+                _gram(Z, XT, zero, np.int64(nrow), np.int64(lo), info, full)
+                for a in range(p):
+                    for k in range(ng):
+                        Z[a, k] = -M[a, k]
+                _gram(Z, M, zero, np.int64(ng), zero, info, full)
                 if tail2:
                     t0 = last_start - lo
+                    rt = r[last_start:hi]
                     for a in range(p):
-                        for k in range(t0, nrow):
-                            Z[a, k] = r[lo + k] * XM[a, k]
-                    _gram(Z, XM, t0, nrow, l2s[c], full)
+                        xa = XT[a, last_start:hi]
+                        za = Z[a, t0:nrow]
+                        for k in range(nrow - t0):
+                            za[k] = rt[k] * xa[k]
+                    _gram(Z, XT, np.int64(t0), np.int64(nrow), np.int64(lo), l2s[c], full)
             res[c, 0] = ll
             res[c, 1] = alpha
             res[c, 2] = beta0
@@ -578,10 +599,13 @@ _FUSED = {(BRESLOW, False): _make_fused_chunks(False, False),
           (EFRON, True): _make_fused_chunks(True, True)}
 
 
-def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
+def cox_block(XT, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
               carry_s0, carry_s1, carry_s2, r, out_ll, out_grad, out_hess, out_seg,
               s2_tail=True):
     """Log partial likelihood, gradient and Hessian of one block; see the module docstring.
+
+    ``XT`` (p, n) holds the block's covariates transposed, one row per covariate
+    (C-contiguous: :func:`gather_rows` writes it; ``X.T`` of a Fortran-ordered ``X``).
 
     ``r`` (n,) is scratch space (left holding ``w exp(eta - shift)``).
     ``carry_*`` hold the carry-in on entry and the carry-out on return.
@@ -599,7 +623,7 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
     second weighted Gram matrix over the block's last stratum.
     """
     nc = chunk_start.size - 1
-    p = X.shape[1]
+    p = XT.shape[0]
     tail0 = np.empty(nc)
     had = np.empty(nc, dtype=np.bool_)
     lle = np.empty(nc)
@@ -637,7 +661,7 @@ def cox_block(X, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, 
     info = np.zeros((nc, p, p))
     u = np.zeros((nc, p))
     res = np.empty((nc, 3))
-    run_chunks(_FUSED[int(ties), need_h], nc, X, r, w, event, flags, chunk_start, c0, after2,
+    run_chunks(_FUSED[int(ties), need_h], nc, XT, r, w, event, flags, chunk_start, c0, after2,
                hess_mode == HESS_FULL, tail2, l1, l2, g, info, u, res)
     _combine(starts, hess_mode, tail2, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g, info,
              u, out_ll, out_grad, out_hess, out_seg)
@@ -709,10 +733,80 @@ def _combine(starts, hess_mode, tail2, carry_s1, carry_s2, c0, had, lle, res, l1
         carry_s2[:, :] = c2_out + np.triu(c2_out, 1).T
 
 
+_ROW_BLOCK = 32768  # rows per block of the gather
+
+
+def _gather_blocks(b_lo, b_hi, X, order, center, out):
+    """Blocks ``[b_lo, b_hi)`` of :func:`gather_rows`: NumPy, which releases the GIL."""
+    for b in range(b_lo, b_hi):
+        lo = b * _ROW_BLOCK
+        hi = min(order.size, lo + _ROW_BLOCK)
+        rows = np.take(X, order[lo:hi], axis=0, mode="clip")  # "raise" would buffer a copy
+        rows -= center
+        out[:, lo:hi] = rows.T
+
+
 def gather_rows(X, order, center, out):
-    """``out[i] = X[order[i]] - center`` (a centred, permuted copy)."""
-    np.take(X, order, axis=0, out=out, mode="clip")  # "raise" would buffer a copy
-    out -= center
+    """``out[:, i] = X[order[i]] - center``: a centred, permuted and transposed copy.
+
+    ``out`` is (p, n) C-contiguous, the layout :func:`cox_block` reads. Blocks of
+    rows are gathered and transposed through a small buffer, on the Numba thread
+    count (:func:`run_chunks`). NumPy, not a kernel: the first write to the fresh
+    pages of ``out`` costs as much as the copy itself, so a compiled gather
+    (tried: with software prefetch) gains nothing at 1e7 rows and costs 0.3 s of
+    compilation in a fresh environment.
+    """
+    nb = (order.size + _ROW_BLOCK - 1) // _ROW_BLOCK
+    run_chunks(_gather_blocks, nb, X, order, center, out)
+
+
+def column_means(X):
+    """The column means of ``X`` (n, p) in one pass: ``einsum`` (at 1e7 x 10, 0.11 s
+    against 0.25 s for NumPy's ``mean(axis=0)`` and 0.22 s for a BLAS ``ones @ X``)."""
+    n, p = X.shape
+    if n == 0:
+        return np.zeros(p)
+    return np.einsum("ij->j", X) / n
+
+
+@njit(cache=True, nogil=True)
+def group_sums(time, codes, event, w, r, stratum, gtime, sums, deaths, keep):
+    """Reduce rows sorted by (stratum, time descending) to one entry per tie group.
+
+    ``codes`` (int64 stratum codes) and ``w`` (case weights) may be empty; ``r``
+    holds the rows' ``w exp(eta - shift)``. Returns the number of groups; with
+    outputs of that size (empty outputs: only count), fills per group its
+    stratum code and time, ``sums[:, g]`` = (``risk``: the sum of ``r``;
+    ``events``: the weight of its events of positive weight; ``event_risk``:
+    their ``r``; ``present``: its rows of positive weight), ``deaths`` (the
+    number of those events) and ``keep`` (some row's weight is nonzero).
+    The outputs must be zero on entry.
+    """
+    n = time.size
+    has_c = codes.size > 0
+    has_w = w.size > 0
+    fill = gtime.size > 0
+    g = -1
+    for i in range(n):
+        if i == 0 or time[i] != time[i - 1] or (has_c and codes[i] != codes[i - 1]):
+            g += 1
+            if fill:
+                gtime[g] = time[i]
+                if has_c:
+                    stratum[g] = codes[i]
+        if not fill:
+            continue
+        wi = w[i] if has_w else 1.0
+        sums[0, g] += r[i]
+        if wi != 0.0:
+            keep[g] = True
+        if wi > 0.0:
+            sums[3, g] += 1.0
+            if event[i] != 0:
+                sums[1, g] += wi
+                deaths[g] += 1
+                sums[2, g] += r[i]
+    return g + 1
 
 
 def tie_flags(time, strata, flags):

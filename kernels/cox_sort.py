@@ -65,30 +65,58 @@ def _radix(keys, idx, nbits, nblocks):
     return keys, idx
 
 
+@njit(cache=True, nogil=True)
 def _timefix_sorted(ts, tol):
-    """R's ``aeqSurv`` on times sorted descending: merge unique times closer than ``tol``
-    (absolute, or relative to the mean of the unique times) into the smallest of each run.
+    """R's ``aeqSurv`` on times sorted descending, in place: merge unique times closer than
+    ``tol`` (absolute, or relative to the mean of the unique times) into the smallest of
+    each run. Returns whether some time moved.
 
-    Returns the merged times in the same (sorted) order, or None when no time
-    moved. Works on the sorted array only (no gather or scatter by a permutation).
+    Two serial passes over the sorted times (a near tie can only be between
+    neighbours): the mean of the unique times (a compensated sum), then, from the
+    smallest time up, each time's run's smallest.
     """
     n = ts.size
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    np.not_equal(ts[1:], ts[:-1], out=new[1:])
-    u = ts[new][::-1]  # unique times, ascending
-    mean = np.abs(u).sum() / u.size
-    dy = np.diff(u)
-    merged = (dy <= tol) | (dy / mean <= tol)
-    if not merged.any():
-        return None
-    keep = np.arange(u.size)
-    keep[1:][merged] = 0
-    cut = u[np.maximum.accumulate(keep)]  # each unique time's run's smallest
-    # row i is in unique (descending) group g = cumsum(new)[i] - 1, ascending u.size - 1 - g
-    g = np.cumsum(new)
-    np.subtract(u.size, g, out=g)
-    return cut[g]
+    tot = 0.0
+    comp = 0.0
+    nu = 0
+    for i in range(n):
+        if i == 0 or ts[i] != ts[i - 1]:
+            y = abs(ts[i]) - comp
+            t = tot + y
+            comp = (t - tot) - y
+            tot = t
+            nu += 1
+    mean = tot / nu
+    moved = False
+    last = ts[n - 1]  # the previous unique time (ascending), before any merge
+    cut = last
+    for i in range(n - 2, -1, -1):
+        v = ts[i]
+        if v != last:
+            dy = v - last
+            last = v
+            if not (dy <= tol or dy / mean <= tol):
+                cut = v
+            elif cut != v:
+                moved = True
+        ts[i] = cut
+    return moved
+
+
+def _min_gap(ts, block=1 << 20):
+    """The smallest positive difference of neighbours in ``ts`` (sorted descending), or inf.
+
+    NumPy over blocks (small temporaries); it spares most calls the compilation
+    of :func:`_timefix_sorted`, which only data with near ties need.
+    """
+    best = np.inf
+    for lo in range(0, ts.size - 1, block):
+        hi = min(ts.size - 1, lo + block)
+        d = ts[lo:hi] - ts[lo + 1:hi + 1]
+        d = d[d > 0]
+        if d.size:
+            best = min(best, float(d.min()))
+    return best
 
 
 def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
@@ -111,10 +139,9 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
     np.invert(keys, out=keys)
     ts = keys.view(np.float64)  # the times sorted descending (-0.0 as 0.0)
     moved = False
-    if timefix > 0 and n > 0:
-        fixed = _timefix_sorted(ts, timefix)
-        if fixed is not None:
-            ts, moved = fixed, True
+    if timefix > 0 and n > 0 and _min_gap(ts) <= timefix * max(1.0, float(ts[0])):
+        # (no near tie otherwise: the mean of the distinct times is at most the largest)
+        moved = bool(_timefix_sorted(ts, float(timefix)))
     if codes is not None and nstrata > 1:
         k2 = np.asarray(codes, dtype=np.int64)[idx].view(np.uint64)
         nbits = int(nstrata - 1).bit_length()

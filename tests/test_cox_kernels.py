@@ -53,7 +53,8 @@ class Sorted:
         g = np.zeros(P)
         h = np.zeros((P, P))
         w = self.w[lo:hi] if self.w.size else self.w
-        K.cox_block(self.X[lo:hi], self.eta[lo:hi], w, self.event[lo:hi], flags, self.shift,
+        XT = np.ascontiguousarray(self.X[lo:hi].T)  # the kernels read covariates transposed
+        K.cox_block(XT, self.eta[lo:hi], w, self.event[lo:hi], flags, self.shift,
                     cs[: nc + 1], cst[:nc], K.EFRON if ties == "efron" else K.BRESLOW, hmode,
                     carry[0], carry[1], carry[2], np.empty(hi - lo), ll, g, h,
                     np.empty(P + 2) if seg is None else seg)
@@ -255,7 +256,8 @@ def test_linear_predictor_and_stratum_maxima():
         np.testing.assert_array_equal(cst[:nc], s.strata[cs[:nc]])
         eta = np.empty(500)
         smax = np.empty(s.nstrata + 1)
-        K.linear_predictor(s.X, BETA, off[o], s.flags, cs[: nc + 1], cst[:nc], eta, smax)
+        K.linear_predictor(np.ascontiguousarray(s.X.T), BETA, off[o], s.flags, cs[: nc + 1],
+                           cst[:nc], eta, smax)
         np.testing.assert_allclose(eta, s.eta, rtol=1e-14, atol=1e-14)
         np.testing.assert_array_equal(smax[:-1], s.shift)
         assert smax[-1] == -np.inf
@@ -307,3 +309,96 @@ def test_sorted_times_equal_the_gathered_fixed_times(nstrata):
     np.testing.assert_array_equal(fixed, low[np.searchsorted(u, t)])
     _, plain = cox_order(t, codes, nstrata, sorted_time=True)
     np.testing.assert_array_equal(plain, t[order])
+
+
+def test_linear_predictor_at_zero_is_the_offset():
+    # columns of zero coefficient are skipped: at beta = 0, eta is exactly the offset
+    X, time, event, strata, w, off = _inputs(CASES[3], n=300, seed=8)
+    s = Sorted(X, time, event, strata, w, off, np.zeros(P))
+    o = np.lexsort((-time, strata))
+    cs = np.empty(300 // 7 + 2, dtype=np.int64)
+    cst = np.empty(300 // 7 + 2, dtype=np.int64)
+    nc = K.chunk_layout(s.flags, 7, 0, cs, cst)
+    XT = np.ascontiguousarray(s.X.T)
+    XT[1] = np.nan  # not read when its coefficient is zero
+    eta = np.full(300, np.nan)
+    smax = np.empty(s.nstrata)
+    beta = np.array([0.0, 0.0, 0.5])
+    K.linear_predictor(XT, beta, off[o], s.flags, cs[: nc + 1], cst[:nc], eta, smax)
+    np.testing.assert_array_equal(eta, s.X[:, 2] * 0.5 + off[o])
+    K.linear_predictor(XT, np.zeros(P), off[o], s.flags, cs[: nc + 1], cst[:nc], eta, smax)
+    np.testing.assert_array_equal(eta, off[o])
+    np.testing.assert_array_equal(smax, [off[o][s.strata == k].max() for k in range(s.nstrata)])
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_gather_rows_writes_the_centred_permuted_transpose(layout):
+    rng = np.random.default_rng(9)
+    X = np.asarray(rng.normal(size=(50_000, 7)) * 10 + 3, order=layout)
+    order = rng.permutation(X.shape[0])
+    center = K.column_means(X)
+    np.testing.assert_allclose(center, X.mean(axis=0), rtol=1e-13)
+    out = np.empty((7, X.shape[0]))
+    K.gather_rows(X, order, center, out)
+    np.testing.assert_array_equal(out, (X[order] - center).T)
+
+
+def test_group_sums_kernel_against_a_loop():
+    rng = np.random.default_rng(10)
+    n = 400
+    codes = np.sort(rng.integers(0, 3, n))
+    time = np.concatenate([np.sort(rng.integers(1, 30, np.count_nonzero(codes == k)))[::-1]
+                           for k in range(3)]).astype(float)
+    event = (rng.random(n) < 0.6).astype(np.uint8)
+    w = rng.uniform(0.0, 2.0, n)
+    w[rng.random(n) < 0.2] = 0.0
+    w[:5] = 0.0  # a group of weight zero only
+    time[:5] = 100.0
+    r = rng.uniform(0.1, 1.0, n)
+    args = (time, codes, event, w, r)
+    ng = K.group_sums(*args, np.zeros(0, np.int64), np.zeros(0), np.zeros((4, 0)),
+                      np.zeros(0, np.int64), np.zeros(0, bool))
+    stratum, gtime, sums = np.zeros(ng, np.int64), np.zeros(ng), np.zeros((4, ng))
+    deaths, keep = np.zeros(ng, np.int64), np.zeros(ng, bool)
+    assert K.group_sums(*args, stratum, gtime, sums, deaths, keep) == ng
+    key = list(zip(codes.tolist(), time.tolist(), strict=True))
+    groups = list(dict.fromkeys(key))
+    assert ng == len(groups)
+    for g, (c, t) in enumerate(groups):
+        rows = [i for i in range(n) if key[i] == (c, t)]
+        dead = [i for i in rows if event[i] and w[i] > 0]
+        assert (stratum[g], gtime[g]) == (c, t)
+        assert sums[0, g] == pytest.approx(r[rows].sum(), rel=1e-14)
+        assert sums[1, g] == pytest.approx(w[dead].sum(), rel=1e-14)
+        assert sums[2, g] == pytest.approx(r[dead].sum(), rel=1e-14)
+        assert sums[3, g] == sum(w[i] > 0 for i in rows)
+        assert deaths[g] == len(dead)
+        assert keep[g] == any(w[i] != 0 for i in rows)
+    assert not keep[0]
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+@pytest.mark.parametrize("entry", [False, True])
+def test_baseline_reusing_the_last_evaluation_equals_a_recomputed_one(ties, entry):
+    from graphpar import CoxPH
+    from graphpar._cox import _serial_baseline
+    from graphpar._cox_problem import CoxProblem
+    from graphpar._validation import check_cox_arrays, check_cox_entry
+
+    X, time, event, strata, w, off = _inputs(CASES[3], n=500, seed=12)
+    start = time * np.where(np.arange(500) % 3 == 0, 0.5, 0.0) if entry else None
+    m = CoxPH(ties=ties).fit(X, time, event, strata=strata, weights=w, offset=off,
+                             entry=start)
+    a = check_cox_arrays(X, time, event, strata, w, off)
+    prob = CoxProblem(a, ties, entry=None if start is None else check_cox_entry(start, a.time))
+    prob.evaluate(m.coef_)
+    assert prob.risk_at(m.coef_) is not None
+    reused = _serial_baseline(a, prob, m.coef_, ties, True)
+    prob.evaluate(np.zeros(P))  # elsewhere: the baseline recomputes eta and r
+    assert prob.risk_at(m.coef_) is None
+    fresh = _serial_baseline(a, prob, m.coef_, ties, True)
+    for k in range(3):
+        (t1, h1), (t2, h2) = reused.cumulative_hazard()[k], fresh.cumulative_hazard()[k]
+        np.testing.assert_array_equal(t1, t2)
+        np.testing.assert_allclose(h1, h2, rtol=1e-12)
+        np.testing.assert_allclose(h1, m.baseline_cumulative_hazard_[k].value, rtol=1e-12)

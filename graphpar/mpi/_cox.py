@@ -206,7 +206,7 @@ class DistCoxProblem:
         self.n_clusters = n_clusters
         self.strata_labels = strata_labels  # every rank's labels, sorted (None: no strata)
         self.ties = tie_code(ties)
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.X = np.asfortranarray(X, dtype=np.float64)  # the kernels read self.X.T
         self.time = time
         self.event = event.astype(np.uint8)
         self.strata = strata
@@ -267,7 +267,7 @@ class DistCoxProblem:
         n = self.n_local
         smax = np.full(max(self.nstrata, 1), -np.inf)
         if n:
-            K.linear_predictor(self.X, beta, self.offset, self.flags, self.chunk_start,
+            K.linear_predictor(self.X.T, beta, self.offset, self.flags, self.chunk_start,
                                self.chunk_stratum, self.eta, smax)
         shift = np.empty_like(smax)
         comm.Allreduce(smax, shift, op=MPI.MAX)
@@ -290,7 +290,7 @@ class DistCoxProblem:
             hmat = np.zeros((p, p))
             c1 = np.zeros(p)
             c2 = np.zeros((p, p))
-            K.cox_block(self.X, self.eta, self.w, self.event, self.flags, shift,
+            K.cox_block(self.X.T, self.eta, self.w, self.event, self.flags, shift,
                         self.chunk_start, self.chunk_stratum, tie, K.HESS_FULL,
                         carry_s0.copy(), c1, c2, self.r, ll, grad, hmat, seg)
             out[0] = ll[0]
@@ -557,7 +557,7 @@ def distribute_cox(X, time, event, strata=None, weights=None, offset=None, *,
     mean = sums / n_samples
     get = {name: np.ascontiguousarray(moved[:, p + k]) for k, name in enumerate(names)}
     return DistCoxProblem(
-        np.ascontiguousarray(moved[:, :p] - mean), get["time"], get["event"] != 0,
+        np.subtract(moved[:, :p], mean, order="F"), get["time"], get["event"] != 0,
         get.get("strata", np.zeros(moved.shape[0])), get.get("weights"), get.get("offset"),
         ties=ties, comm=comm, n_samples=n_samples, n_events=n_events, center=mean,
         feature_names=a.feature_names, strata_labels=all_labels, key=get.get("key"),
