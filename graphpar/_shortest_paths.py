@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from graphpar.mpi._sssp import SSSPMPIStats
 
 __all__ = ["sssp", "verify_sssp", "default_delta", "bucket_width", "weight_sample_positions",
-           "degree_squares", "SSSPStats", "MAX_BINS", "MIN_DELTA", "DELTA_FACTOR", "WEIGHT_SAMPLE"]
+           "degree_squares", "SSSPStats", "MAX_BUCKET", "MIN_DELTA", "DELTA_FACTOR",
+           "WEIGHT_SAMPLE"]
 
-#: Most circular bins a search uses; a smaller ``delta`` is raised to ``max_weight / MAX_BINS``.
-MAX_BINS = 1 << 12
+#: Bucket numbers ``dist / delta`` stay below it, far inside an int64: a smaller ``delta``
+#: is raised to ``n * max_weight / MAX_BUCKET`` (no path is longer than ``n`` edges).
+MAX_BUCKET = float(2**60)
 #: Smallest bucket width: the smallest normal float64, so that ``1 / delta`` is finite
 #: (a subnormal delta, from subnormal weights, would make it inf).
 MIN_DELTA = float(np.finfo(np.float64).tiny)
@@ -145,12 +147,14 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
     Returns
     -------
     float
-        ``delta`` raised to ``max_weight / MAX_BINS`` and :data:`MIN_DELTA`:
-        positive, with a finite reciprocal (subnormal weights would otherwise
-        give 0 or a width whose reciprocal overflows), at most ``MAX_BINS``
-        circular bins for the shared-memory kernel, and bucket numbers
-        ``dist / delta`` below ``MAX_BINS * n``, far inside an int64, for the
-        distributed one. Any width gives the same distances.
+        ``delta`` raised to ``n * max_weight / MAX_BUCKET`` and
+        :data:`MIN_DELTA`: positive, with a finite reciprocal (subnormal
+        weights would otherwise give 0 or a width whose reciprocal
+        overflows), and bucket numbers ``dist / delta`` below
+        ``MAX_BUCKET`` (``2**60``), far inside an int64. Neither bound
+        depends on the number of bins: the shared-memory kernel keeps a
+        fixed window of bins and one overflow bin for the rest. Any width
+        gives the same distances.
 
     Examples
     --------
@@ -160,8 +164,10 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
     31.875
     >>> bucket_width(1000, 16000, 255.0, weight_sample=np.array([1.0, 2.0, 3.0, 255.0]))
     1.0
-    >>> bucket_width(1000, 16000, 4096.0, delta=1e-300)
-    1.0
+    >>> bucket_width(1000, 16000, 4096.0, delta=0.001)
+    0.001
+    >>> bucket_width(1000, 16000, 2.0**60, delta=1e-300)
+    1000.0
     """
     if delta is None:
         if n == 0 or nnz == 0 or not max_weight > 0:
@@ -177,7 +183,8 @@ def bucket_width(n: int, nnz: int, max_weight: float, delta: float | None = None
                 delta = float(np.partition(w, k)[k])
         if not delta > 0:
             delta = max_weight * q
-    return float(max(delta, max_weight / MAX_BINS, MIN_DELTA))
+    # divided first: n * max_weight may overflow to inf
+    return float(max(delta, max_weight / MAX_BUCKET * max(n, 1), MIN_DELTA))
 
 
 def weight_sample_positions(nnz: int) -> np.ndarray:
@@ -218,8 +225,8 @@ def default_delta(graph: Graph) -> float:
     of its positive finite weights (``rms_out_degree``: the root mean square
     out-degree) (exact up to ``WEIGHT_SAMPLE`` edges, else
     estimated from ``WEIGHT_SAMPLE`` edges drawn with a fixed seed), never
-    below ``max_weight / MAX_BINS`` or :data:`MIN_DELTA` (the smallest normal
-    float64, about 2.2e-308); ``1.0`` when every weight is zero or infinite,
+    below ``n * max_weight / MAX_BUCKET`` or :data:`MIN_DELTA` (the smallest
+    normal float64, about 2.2e-308); ``1.0`` when every weight is zero or infinite,
     or there are no edges. For uniform weights on a graph whose vertices
     have one degree this is ``DELTA_FACTOR * max_weight / degree``; a few
     heavy edges do not shrink it (the sweep that chose ``DELTA_FACTOR`` is in
@@ -269,46 +276,60 @@ def _arrays(g: Graph):
 
 @dataclass(frozen=True)
 class _Packed:
-    """A graph's packed integer adjacency and what it was built from (``Graph._packed``)."""
+    """What a search keeps on a ``Graph`` (``Graph._packed``) and the arrays it came from.
 
+    ``width`` is the default bucket width (:func:`bucket_width` of ``n``,
+    ``nnz``, ``wmax``, ``sample`` and the degrees), and ``packed`` the integer
+    path's adjacency, None when some weight is not an integer in
+    ``[0, 2**31 - 1]``.
+    """
+
+    indptr: np.ndarray
     indices: np.ndarray
     weights: np.ndarray
     sample: np.ndarray  # the weights at weight_sample_positions(nnz) when it was built
-    packed: np.ndarray | None  # None: some weight is not an integer in [0, 2**31 - 1]
+    wmax: float
+    width: float
+    packed: np.ndarray | None
 
 
-def _integer_adjacency(g: Graph, sample: np.ndarray, keep: bool) -> np.ndarray | None:
-    """The packed adjacency of the integer path, or None when the float path must run.
+def _search_plan(g: Graph, sample: np.ndarray, wmax: float, keep: bool) -> _Packed:
+    """The default width and the integer path's adjacency of ``g``, kept on it when ``keep``.
 
     The integer path needs every weight to be an integer in ``[0, 2**31 - 1]``
     and fewer than ``2**31`` vertices; its distances (int32) are then exact
     integers, and so are the float64 sums scipy computes (both exact below
     ``2**53``), so the two agree bit for bit. The packed array (8 bytes per
-    stored edge) is built once and kept on the graph when ``keep``. A graph's
-    arrays are taken as fixed, as :meth:`Graph.symmetrized` takes them; the
-    cache is rebuilt when ``indices`` or ``weights`` is a new array or the
-    weight sample of the bucket-width rule (``sample``: every weight on graphs
-    of up to ``WEIGHT_SAMPLE`` edges) changed.
+    stored edge) is built once and kept on the graph when ``keep``, with the
+    width, so that a repeated search pays neither again. A graph's arrays are
+    taken as fixed, as :meth:`Graph.symmetrized` takes them; the plan is
+    rebuilt when an array is a new one, or the largest weight or the weight
+    sample of the bucket-width rule (``sample``: every weight on graphs of up
+    to ``WEIGHT_SAMPLE`` edges) changed; the width depends on nothing else.
     """
-    if g.n >= 2**31 or g.nnz == 0:
-        return None
     cached = getattr(g, "_packed", None)  # a Graph made by __new__ has no slot value
-    if (cached is not None and cached.indices is g.indices and cached.weights is g.weights
+    if (cached is not None and cached.indptr is g.indptr and cached.indices is g.indices
+            and cached.weights is g.weights and cached.wmax == wmax
             and np.array_equal(cached.sample, sample)):
-        return cached.packed
+        return cached
+    width = bucket_width(g.n, g.nnz, wmax, weight_sample=sample,
+                         degree_squares=degree_squares(g.indptr))
+    packed = None
     # a sampled weight that is not an integer decides it without a pass over the edges
-    if not bool(np.all((sample >= 0) & (sample <= 2**31 - 1) & (sample == np.floor(sample)))):
-        return None
-    packed = np.empty(g.nnz, dtype=np.int64)
-    ok = _k.pack_integer_adjacency(np.ascontiguousarray(g.indices),
-                                   np.ascontiguousarray(g.weights), packed)
-    packed = packed if ok else None
+    if (g.n < 2**31 and g.nnz > 0
+            and bool(np.all((sample >= 0) & (sample <= 2**31 - 1)
+                            & (sample == np.floor(sample))))):
+        packed = np.empty(g.nnz, dtype=np.int64)
+        if not _k.pack_integer_adjacency(np.ascontiguousarray(g.indices),
+                                         np.ascontiguousarray(g.weights), packed):
+            packed = None
+    plan = _Packed(g.indptr, g.indices, g.weights, sample.copy(), wmax, width, packed)
     if keep:
-        g._packed = _Packed(g.indices, g.weights, sample.copy(), packed)
-    return packed
+        g._packed = plan
+    return plan
 
 
-def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, packed=None, idist=None):
+def _run_one(arrays, s, method, delta, limit, threads, dist, packed=None, idist=None):
     """One search; returns (edges relaxed, steps, parallel regions, pool growths)."""
     indptr, indices, weights = arrays
     if method == "dijkstra":
@@ -317,7 +338,7 @@ def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, packed=None,
     if packed is not None:
         ilimit = math.floor(limit) if limit < _INT_LIMIT else _INT_LIMIT
         idist.fill(_k.INT_UNREACHED)
-        r = _k.delta_stepping(indptr, packed, packed, s, delta, nbins, np.int64(ilimit),
+        r = _k.delta_stepping(indptr, packed, packed, s, delta, np.int64(ilimit),
                               ilimit == _INT_LIMIT, threads, idist)
         if not r[4]:
             dist[:] = idist
@@ -325,8 +346,7 @@ def _run_one(arrays, s, method, delta, nbins, limit, threads, dist, packed=None,
             return tuple(int(x) for x in r[:4])
         # some distance passed 2**31 - 2: redo this source with float64 distances
     dist.fill(np.inf)
-    r = _k.delta_stepping(indptr, indices, weights, s, delta, nbins, limit, False, threads,
-                          dist)
+    r = _k.delta_stepping(indptr, indices, weights, s, delta, limit, False, threads, dist)
     return tuple(int(x) for x in r[:4])
 
 
@@ -366,8 +386,8 @@ def sssp(
     delta : float, optional
         Bucket width. Any positive value gives the same distances; it only
         changes the speed. Default and bounds: :func:`bucket_width` (values
-        below ``max_weight / 4096`` or :data:`MIN_DELTA` are raised to that
-        bound).
+        below :data:`MIN_DELTA` or ``n * max_weight / 2**60`` are raised to
+        that bound).
     return_predecessors : bool, default False
         Also return the shortest-path tree.
     limit : float, default inf
@@ -422,6 +442,7 @@ def sssp(
     Graph500 and GAP weights) the search runs on int32 distances and a
     packed (target, weight) copy of the adjacency, 8 bytes per stored edge,
     built on the first such call and kept on the ``Graph`` for the next ones
+    (with the default bucket width, so that a repeated call pays for neither)
     (for scipy or dense input, which is converted anew on every call, only
     when there are several sources); a search whose distances pass
     ``2**31 - 2`` is redone in float64. The result is the same float64 array.
@@ -486,23 +507,24 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
     n = g.n
     arrays = _arrays(g)
     sample = g.weights[weight_sample_positions(g.nnz)]
-    delta_eff = bucket_width(n, g.nnz, wmax, delta, weight_sample=sample,
-                             degree_squares=degree_squares(g.indptr))
-    nbins = int(math.ceil(wmax / delta_eff)) + 3
+    packed = idist = None
+    # the integer path pays for its packing only when the graph is kept or searched often
+    if method == "delta-stepping" and (keep or sources.size >= _PACK_SOURCES):
+        plan = _search_plan(g, sample, wmax, keep)
+        packed = plan.packed
+        if packed is not None:
+            idist = np.empty(n, dtype=np.int32)
+        delta_eff = plan.width if delta is None else bucket_width(n, g.nnz, wmax, delta)
+    else:
+        delta_eff = bucket_width(n, g.nnz, wmax, delta, weight_sample=sample,
+                                 degree_squares=degree_squares(g.indptr))
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None
     if want_pred:
         pred = np.empty((sources.size, n), dtype=index_dtype(n))
         tree = np.empty(n, dtype=np.int64)
-    packed = idist = None
-    # the integer path pays for its packing only when the graph is kept or searched often
-    if method == "delta-stepping" and (keep or sources.size >= _PACK_SOURCES):
-        packed = _integer_adjacency(g, sample, keep)
-        if packed is not None:
-            idist = np.empty(n, dtype=np.int32)
     for i, s in enumerate(sources):
-        _run_one(arrays, int(s), method, delta_eff, nbins, limit, nthreads, dist[i], packed,
-                 idist)
+        _run_one(arrays, int(s), method, delta_eff, limit, nthreads, dist[i], packed, idist)
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = _k.PRED_NONE
@@ -530,7 +552,7 @@ def _why_wrong(arrays, source: int, dist: np.ndarray, limit: float, against_dijk
     msg = _k.check_distances(*arrays, source, dist, limit)
     if msg is None and against_dijkstra:
         ref = np.empty(dist.size, dtype=np.float64)
-        _run_one(arrays, source, "dijkstra", 1.0, 1, limit, 1, ref)
+        _run_one(arrays, source, "dijkstra", 1.0, limit, 1, ref)
         diff = np.flatnonzero(~((ref == dist) | (np.isnan(ref) & np.isnan(dist))))
         if diff.size:
             v = int(diff[0])

@@ -5,13 +5,19 @@ Layout of the search state (all flat arrays, no Python objects):
 * ``dist`` (float64, n): tentative distances, lowered by compare-and-swap in
   parallel steps, so concurrent relaxations never lose an improvement (by
   plain stores when one thread runs the step alone).
-* Thread-local bins: every thread ``t`` owns ``K`` circular bin slots; slot
-  ``b % K`` holds the vertices whose tentative distance fell in bin ``b``
-  (``b = floor(d / delta)``) when they were pushed. A bin is a linked list of
+* Thread-local bins: every thread ``t`` owns ``BINS`` bin slots for a window
+  of ``BINS`` consecutive bins ``[base, base + BINS)`` (slot ``b % BINS``
+  holds the vertices whose tentative distance fell in bin ``b = floor(d /
+  delta)`` when they were pushed) and one overflow slot for every bin from
+  ``base + BINS`` on (one compare on the bin number already computed). When
+  the window holds no vertex, the live entries of the overflow slots (stale
+  ones are dropped, each vertex taken once) are filed into thread 0's bins
+  for the next window, which opens at the lowest bin among them. So ``BINS``
+  is a fixed power of two, whatever ``max_weight / delta``, and the buckets
+  are still processed in order. A bin is a linked list of
   fixed-size chunks taken from one shared chunk pool (``items``, ``meta``),
   through per-thread free lists and an atomic bump allocator; when the pool
   runs out mid-step the vertex is flagged and re-filed after the step.
-  ``K`` (a power of two) covers ``max_weight / delta`` bins, so live bins never collide.
   Per-thread and per-chunk bookkeeping sits in 64-byte rows (no false
   sharing), and the hot loop is one function: passing arrays to helper
   functions would make Numba touch their reference counts atomically on
@@ -75,6 +81,8 @@ CHUNK = 64
 AHEAD = 8
 FUSE_THRESHOLD = 1000
 SERIAL_EDGES = 2048
+#: Bins in the window (a power of two); later bins share one overflow slot per thread.
+BINS = 128
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
 #: Unreached in the integer path's int32 distances; reached distances stay below it.
@@ -101,17 +109,12 @@ def _edge_impl(indices, weights, e):
 
 
 @njit(inline="always")
-def _bin_of(d, inv_delta, cur, K):
+def _bin_of(d, inv_delta, cur):
     # any bin >= cur is correct (the search runs to the fixpoint), so a product with the
     # rounded reciprocal serves as well as an exact division and costs far less
     q = d * inv_delta
     b = np.int64(q) if q < _BIN_CAP else np.int64(_BIN_CAP)
-    if b < cur:
-        b = cur
-    last = cur + K - 1
-    if b > last:
-        b = last
-    return b
+    return b if b >= cur else cur
 
 
 # Chunk metadata: meta[c, FILL] items used, meta[c, NEXT] next chunk in the list (-1 ends).
@@ -126,20 +129,21 @@ COUNT = 2
 
 @njit(cache=True)
 def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
-                 inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
+                 inv_delta, cur, end, bins, items, item_d, meta, free, alloc, cap, overflow,
                  dirty, atomic):
     """One thread's share of a step: frontier chunks through the shared cursor, then bin
     fusion on its own current bin while that stays small. Returns edges relaxed.
 
     ``atomic`` is False when the calling thread runs the step alone: a plain store
     then replaces the compare-and-swap, whose lock prefix also stalls the loads in
-    flight. ``K`` is a power of two, so a slot is ``bin & (K - 1)``.
+    flight. The window ends at bin ``end``: a bin ``b`` before it has slot
+    ``b & (BINS - 1)``, a later one the overflow slot ``BINS``.
 
     Written as one function on purpose: passing arrays to helper functions makes Numba
     update their reference counts with atomic instructions on every call.
     """
     work = 0
-    s = cur & (K - 1)
+    s = cur & (BINS - 1)
     from_frontier = True
     h = -1
     nt = fstart.size - 1
@@ -211,8 +215,9 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, c
                             continue
                     else:
                         dist[v] = nd
-                    # push v into this thread's bin for nd
-                    sl = _bin_of(nd, inv_delta, cur, K) & (K - 1)
+                    # push v into this thread's bin for nd, or its overflow slot
+                    b = _bin_of(nd, inv_delta, cur)
+                    sl = b & (BINS - 1) if b < end else BINS
                     tc = bins[t, sl, TAIL]
                     if tc == -1 or meta[tc, FILL] == CHUNK:
                         nc = free[t, 0]
@@ -247,46 +252,44 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, c
 
 @njit(parallel=True, cache=True)
 def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
-          inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow, dirty,
+          inv_delta, cur, end, bins, items, item_d, meta, free, alloc, cap, overflow, dirty,
           work):
     for t in prange(nthreads):
         # np.int64: the prange index is unsigned inside the parallel region, and one
         # signature for every call site means _thread_work compiles once
         work[t, 0] += _thread_work(np.int64(t), fr, fstart, cursor, indptr, indices, weights,
-                                   dist, limit, capped, inv_delta, cur, K, bins, items, item_d,
-                                   meta, free, alloc, cap, overflow, dirty, np.bool_(True))
+                                   dist, limit, capped, inv_delta, cur, end, bins, items,
+                                   item_d, meta, free, alloc, cap, overflow, dirty,
+                                   np.bool_(True))
 
 
 @njit(cache=True)
-def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, capped, nthreads,
-                   dist):
+def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthreads, dist):
     """Fill ``dist`` (preset to inf, or ``INT_UNREACHED`` for int32) with shortest
     distances from ``source``.
 
-    ``min_bins`` must be at least
-    ``ceil(max_weight / delta) + 2``; the search uses the next power of two.
     ``capped``: ``limit`` is the integer path's bound rather than the caller's
     (see the module docstring). Returns ``(edges relaxed, steps, parallel
-    regions, pool growths, capped limit passed)``: steps
+    regions, pool growths, capped limit passed, windows)``: steps
     expected to relax fewer than ``SERIAL_EDGES`` edges run on the calling
     thread alone, since waking the others would cost more; a pool growth is a
     step after which the chunk pool was doubled and the vertices it could not
-    take were re-filed; the last is 1 when a distance passed a capped
-    ``limit`` (``dist`` is then incomplete).
+    take were re-filed; the fifth is 1 when a distance passed a capped
+    ``limit`` (``dist`` is then incomplete); a window opens whenever the
+    ``BINS`` bins in view are done and the overflow slots hold more (the
+    first one, at bin 0, counts too).
     """
     n = indptr.size - 1
     nnz = indptr[n]
-    K = np.int64(1)
-    while K < min_bins:
-        K *= 2
+    K = BINS
     inv_delta = 1.0 / delta
-    cap = n // CHUNK + nthreads * (K + 2) + 64
+    cap = n // CHUNK + nthreads * (K + 3) + 64
     items = np.empty(cap * CHUNK, dtype=np.int64)
     item_d = np.empty(cap * CHUNK, dtype=dist.dtype)
     meta = np.empty((cap, 8), dtype=np.int64)
-    bins = np.empty((nthreads, K, 8), dtype=np.int64)
+    bins = np.empty((nthreads, K + 1, 8), dtype=np.int64)
     for t in range(nthreads):
-        for k in range(K):
+        for k in range(K + 1):
             bins[t, k, HEAD] = -1
             bins[t, k, TAIL] = -1
             bins[t, k, COUNT] = 0
@@ -313,25 +316,32 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, cap
     for t in range(nthreads + 1):
         fstart[t] = 0
     fr = np.empty(cap, dtype=np.int64)
+    # vertices to file into the bins between steps: the source, those a full pool turned
+    # away, and the live entries of the overflow slots when a window opens
+    pend = np.empty(n, dtype=np.int64)
+    pend[0] = source
+    npend = 1
     dist[source] = 0
-    dirty[source] = 1  # filed by the re-filing loop below, like a vertex the pool turned away
-    refile = True
     cur = np.int64(0)
+    end = cur + K  # the window: bins [end - K, end)
     t0 = np.int64(0)  # not a literal 0: _thread_work gets one signature for both call sites
     steps = 0
     regions = 0
     growths = 0
+    windows = 1
     while True:
         if overflow[0] != 0:
             growths += 1
-            # the chunk pool ran out in the last step: grow it and re-file the vertices
-            # whose pushes failed (their distances were lowered, so they must be relaxed)
+            # the chunk pool ran out: grow it and file the vertices whose pushes failed
+            # (their distances were lowered, so they must be relaxed)
             used = min(alloc[0], cap)
-            ndirty = 0
             for v in range(n):
-                ndirty += dirty[v]
+                if dirty[v] != 0:
+                    dirty[v] = 0
+                    pend[npend] = v
+                    npend += 1
             newcap = 2 * cap
-            while newcap - used < ndirty // CHUNK + nthreads * K + 64:
+            while newcap - used < npend // CHUNK + nthreads * (K + 1) + 64:
                 newcap *= 2
             # explicit copy loops: a slice assignment would compile Numba's shape-mismatch
             # error message (string formatting) into the kernel, seconds of cold start
@@ -351,47 +361,82 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, cap
             cap = newcap
             fr = np.empty(cap, dtype=np.int64)
             overflow[0] = 0
-            refile = True
-        if refile:
-            # push the flagged vertices into thread 0's bins (the pool has room for them);
-            # written out here rather than as a helper: each helper is one more compilation
-            refile = False
-            for v in range(n):
-                if dirty[v] == 0:
-                    continue
-                dirty[v] = 0
-                sl = _bin_of(dist[v], inv_delta, cur, K) & (K - 1)
-                tc = bins[0, sl, TAIL]
-                if tc == -1 or meta[tc, FILL] == CHUNK:
-                    nc = free[0, 0]
-                    if nc != -1:
-                        free[0, 0] = meta[nc, NEXT]
-                    else:
-                        nc = alloc[0]
-                        alloc[0] = nc + 1
-                    meta[nc, FILL] = 0
-                    meta[nc, NEXT] = -1
-                    if tc == -1:
-                        bins[0, sl, HEAD] = nc
-                    else:
-                        meta[tc, NEXT] = nc
-                    bins[0, sl, TAIL] = nc
-                    tc = nc
-                f = meta[tc, FILL]
-                items[tc * CHUNK + f] = v
-                item_d[tc * CHUNK + f] = dist[v]
-                meta[tc, FILL] = f + 1
-                bins[0, sl, COUNT] += 1
-        # the lowest non-empty bin: every thread's first non-empty slot from cur on
-        nb = NONE
+        # file the pending vertices into thread 0's bins; written out here rather than as
+        # a helper: each helper is one more compilation
+        for i in range(npend):
+            v = pend[i]
+            dirty[v] = 0
+            b = _bin_of(dist[v], inv_delta, cur)
+            sl = b & (K - 1) if b < end else K
+            tc = bins[0, sl, TAIL]
+            if tc == -1 or meta[tc, FILL] == CHUNK:
+                nc = free[0, 0]
+                if nc != -1:
+                    free[0, 0] = meta[nc, NEXT]
+                else:
+                    nc = alloc[0]
+                    if nc >= cap:  # rare: other threads' free lists are not used here
+                        dirty[v] = 1
+                        overflow[0] = 1
+                        continue
+                    alloc[0] = nc + 1
+                meta[nc, FILL] = 0
+                meta[nc, NEXT] = -1
+                if tc == -1:
+                    bins[0, sl, HEAD] = nc
+                else:
+                    meta[tc, NEXT] = nc
+                bins[0, sl, TAIL] = nc
+                tc = nc
+            f = meta[tc, FILL]
+            items[tc * CHUNK + f] = v
+            item_d[tc * CHUNK + f] = dist[v]
+            meta[tc, FILL] = f + 1
+            bins[0, sl, COUNT] += 1
+        npend = 0
+        if overflow[0] != 0:
+            continue
+        # the lowest non-empty bin of the window: every thread's first non-empty slot
+        # below the lowest found so far
+        nb = end
         for t in range(nthreads):
-            for k in range(K):
+            for k in range(nb - cur):
                 if bins[t, (cur + k) & (K - 1), COUNT] > 0:
-                    if cur + k < nb:
-                        nb = cur + k
+                    nb = cur + k
                     break
-        if nb == NONE:
-            break
+        if nb == end:
+            # the window is done: take the live entries of the overflow slots (stale ones
+            # are dropped) and open the next window at the lowest bin among them
+            low = NONE
+            for t in range(nthreads):
+                h = bins[t, K, HEAD]
+                bins[t, K, HEAD] = -1
+                bins[t, K, TAIL] = -1
+                bins[t, K, COUNT] = 0
+                while h != -1:
+                    c = h
+                    h = meta[c, NEXT]
+                    for j in range(meta[c, FILL]):
+                        v = items[c * CHUNK + j]
+                        dv = item_d[c * CHUNK + j]
+                        # dirty marks the vertices taken (all clear between steps): a
+                        # vertex goes into pend once, so pend (n entries) never overflows
+                        if dist[v] == dv and dirty[v] == 0:
+                            dirty[v] = 1
+                            pend[npend] = v
+                            npend += 1
+                            b = _bin_of(dv, inv_delta, cur)
+                            if b < low:
+                                low = b
+                    # to thread 0's free list, from which the filing loop takes its chunks
+                    meta[c, NEXT] = free[0, 0]
+                    free[0, 0] = c
+            if npend == 0:
+                break
+            windows += 1
+            cur = low
+            end = low + K
+            continue
         cur = nb
         steps += 1
         s = cur & (K - 1)
@@ -413,11 +458,11 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, cap
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
             work[0, 0] += _thread_work(t0, fr, fstart, cursor, indptr, indices, weights, dist,
-                                       limit, capped, inv_delta, cur, K, bins, items, item_d,
+                                       limit, capped, inv_delta, cur, end, bins, items, item_d,
                                        meta, free, alloc, cap, overflow, dirty, np.bool_(False))
         else:
             _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
-                  inv_delta, cur, K, bins, items, item_d, meta, free, alloc, cap, overflow,
+                  inv_delta, cur, end, bins, items, item_d, meta, free, alloc, cap, overflow,
                   dirty, work)
             regions += 1
         # hand the frontier's chunks back, spread over the threads' free lists
@@ -429,7 +474,7 @@ def delta_stepping(indptr, indices, weights, source, delta, min_bins, limit, cap
     relaxed = 0
     for t in range(nthreads):
         relaxed += work[t, 0]
-    return relaxed, steps, regions, growths, overflow[1]
+    return relaxed, steps, regions, growths, overflow[1], windows
 
 
 @njit(cache=True)

@@ -191,17 +191,15 @@ def test_chunk_pool_growth_and_parallel_steps(threads, integer):
     packed = np.empty(g.nnz, dtype=np.int64)
     assert ksssp.pack_integer_adjacency(g.indices, g.weights, packed)
     for row, s in zip(d, (0, 5), strict=True):
-        nbins = int(np.ceil(g.weights.max() / 100.0)) + 3
         if integer:
             idist = np.full(g.n, ksssp.INT_UNREACHED)
-            _, _, par, grown, over = ksssp.delta_stepping(
-                g.indptr, packed, packed, s, 100.0, nbins, np.int64(2**31 - 2), True, threads,
-                idist)
+            _, _, par, grown, over, _ = ksssp.delta_stepping(
+                g.indptr, packed, packed, s, 100.0, np.int64(2**31 - 2), True, threads, idist)
             row[:] = np.where(idist == ksssp.INT_UNREACHED, np.inf, idist)
         else:
             row.fill(np.inf)
-            _, _, par, grown, over = ksssp.delta_stepping(
-                g.indptr, g.indices, g.weights, s, 100.0, nbins, np.inf, False, threads, row)
+            _, _, par, grown, over, _ = ksssp.delta_stepping(
+                g.indptr, g.indices, g.weights, s, 100.0, np.inf, False, threads, row)
         assert over == 0
         growths += grown
         parallel += par
@@ -211,6 +209,69 @@ def test_chunk_pool_growth_and_parallel_steps(threads, integer):
         assert parallel > 0
     assert verify_sssp(g, [0, 5], d, against_dijkstra=True)
     assert np.array_equal(sssp(g, [0, 5], delta=100.0, threads=threads), ref)
+
+
+def _kernel(g, source, delta, threads, integer):
+    """Run the delta-stepping kernel alone; return (float64 distances, its counters)."""
+    if integer:
+        packed = np.empty(g.nnz, dtype=np.int64)
+        assert ksssp.pack_integer_adjacency(g.indices, g.weights, packed)
+        idist = np.full(g.n, ksssp.INT_UNREACHED)
+        r = ksssp.delta_stepping(g.indptr, packed, packed, source, delta,
+                                 np.int64(2**31 - 2), True, threads, idist)
+        return np.where(idist == ksssp.INT_UNREACHED, np.inf, idist), r
+    d = np.full(g.n, np.inf)
+    r = ksssp.delta_stepping(g.indptr, g.indices, g.weights, source, delta, np.inf, False,
+                             threads, d)
+    return d, r
+
+
+@pytest.mark.parametrize("integer", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_overflow_bin_opens_windows_in_order(threads, integer):
+    # delta 1 and bins 0..BINS - 1 in the first window: the edges 0 -> 1 (200) and
+    # 0 -> 3 (1000) go to the overflow bin; 1 is then lowered to 2 inside the window, so
+    # its overflow entry is stale: dropped, it opens no window at bin 200, and the second
+    # window opens at 3's bin, 1000.
+    assert ksssp.BINS < 200
+    src = [0, 0, 2, 0, 3, 1]
+    dst = [1, 2, 1, 3, 4, 5]
+    w = [200.0, 1.0, 1.0, 1000.0, 5.0, 1.0]
+    g = Graph.from_edges(src, dst, w, n=6)
+    d, r = _kernel(g, 0, 1.0, threads, integer)
+    np.testing.assert_array_equal(d, [0.0, 2.0, 1.0, 1000.0, 1005.0, 3.0])
+    np.testing.assert_array_equal(d, dijkstra(g.to_scipy(), indices=0))
+    assert r[5] == 2  # windows at bins 0 and 1000
+    assert r[0] == g.nnz  # every vertex's edges scanned once, in distance order
+
+
+@pytest.mark.parametrize("integer", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_overflow_bin_on_heavy_tailed_weights(threads, integer):
+    # lognormal(sigma=3) weights span 10 orders of magnitude: with the default delta (a low
+    # quantile) the search goes through dozens of windows, in parallel steps at 2 threads
+    from graphpar._shortest_paths import default_delta
+
+    g = graphpar.generate.kronecker(12, 16, seed=3)
+    w = np.random.default_rng(0).lognormal(0.0, 3.0, g.nnz)
+    g = Graph(g.indptr, g.indices, np.round(w * 100) if integer else w)
+    A = g.to_scipy()
+    sources = [0, 1000]
+    ref = dijkstra(A, indices=sources)
+    delta = default_delta(g)
+    assert delta * ksssp.BINS < g.weights.max() / 100  # far from one window's span
+    windows = regions = 0
+    for s, want in zip(sources, ref, strict=True):
+        for x in (delta, delta / 16):
+            d, r = _kernel(g, s, x, threads, integer)
+            np.testing.assert_array_equal(d, want)
+            windows = max(windows, r[5])
+            regions += r[2]
+    assert windows > 10
+    if threads > 1:
+        assert regions > 0
+    np.testing.assert_array_equal(sssp(g, sources, threads=threads), ref)
+    np.testing.assert_array_equal(sssp(A, sources, threads=threads), ref)
 
 
 @pytest.mark.parametrize("directed", [True, False])
@@ -324,7 +385,7 @@ def test_int64_indices():
     g = Graph.from_scipy(A)
     ind64 = g.indices.astype(np.int64)
     d = np.full(g.n, np.inf)
-    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, 8, np.inf, False, 2, d)
+    ksssp.delta_stepping(g.indptr, ind64, g.weights, 0, 1.0, np.inf, False, 2, d)
     np.testing.assert_array_equal(d, dijkstra(A, indices=0))
 
 
@@ -565,6 +626,20 @@ def test_a_heavy_edge_does_not_collapse_the_default_delta(grid):
     assert default_delta(g) < 0.2
     ref = dijkstra(summed, indices=[0, 7])
     assert np.array_equal(sssp(summed, [0, 7]), ref)
+
+
+def test_default_delta_is_not_raised_by_the_largest_weight():
+    from graphpar._shortest_paths import DELTA_FACTOR, MAX_BUCKET, bucket_width, default_delta
+
+    # lognormal weights: the quantile is far below max_weight / 4096, the former bound
+    g = graphpar.generate.kronecker(11, 8, seed=3)
+    g = Graph(g.indptr, g.indices, np.random.default_rng(2).lognormal(0.0, 2.0, g.nnz))
+    assert default_delta(g) == pytest.approx(_quantile_rule(g, DELTA_FACTOR), rel=0.15)
+    assert default_delta(g) < g.weights.max() / 4096 / 10
+    # a caller's width is kept down to the bound that keeps bucket numbers in an int64
+    assert bucket_width(1000, 16000, 255.0, delta=1e-6) == 1e-6
+    assert bucket_width(1000, 16000, 2.0**70, delta=1e-6) == 1000 * 2.0**70 / MAX_BUCKET
+    assert bucket_width(10, 20, np.finfo(np.float64).max, delta=1.0) < np.inf
 
 
 def test_default_delta_is_deterministic_and_order_free(kron):
