@@ -21,11 +21,29 @@ from _common import check_predecessors  # noqa: E402
 import graphpar as gp  # noqa: E402
 from graphpar.kernels import dist_sssp as K  # noqa: E402
 from graphpar.mpi._graph import DistGraph, distribute_graph, local_csr  # noqa: E402
-from graphpar.mpi._sssp import SSSPMPIStats, sssp  # noqa: E402
+from graphpar.mpi._sssp import (  # noqa: E402
+    WEIGHT_BUCKETS,
+    SSSPMPIStats,
+    distributed_width,
+    sssp,
+)
 from graphpar.mpi.blocks import BlockPartition  # noqa: E402
 from graphpar.threads import get_threads, max_threads, set_threads  # noqa: E402
 
 SELF = MPI.COMM_SELF
+
+
+def _largest_weight(g, directed: bool) -> float:
+    """The largest finite weight of the searched graph, naively: undirected, an edge
+    stored both ways keeps its smaller weight."""
+    a = g.to_scipy().tocoo()
+    best: dict = {}
+    edges = zip(a.row.tolist(), a.col.tolist(), a.data.tolist(), strict=True)
+    for i, j, w in edges:
+        for key in ([(i, j)] if directed else [(i, j), (j, i)]):
+            best[key] = min(w, best.get(key, np.inf))
+    finite = [w for w in best.values() if np.isfinite(w)]
+    return max(finite, default=0.0)
 
 
 @st.composite
@@ -61,10 +79,12 @@ def test_sssp_equals_scipy_with_valid_predecessors(g, data):
     check_predecessors(g.to_scipy(), directed, s, dist, pred)
     assert stats.mpi == SSSPMPIStats(ranks=1, rounds=0, buckets=stats.mpi.buckets,
                                      bytes_sent=0, bytes_exchanged=0)
-    # the serial search uses the same bucket width (one rule) and the same conventions
+    # the serial search's bucket width (one rule; by default raised to the distributed
+    # floor) and the same conventions
     d_serial, p_serial, s_serial = gp.sssp(g, s, directed=directed, limit=limit, delta=delta,
                                            return_predecessors=True, return_stats=True)
-    assert stats.delta == s_serial.delta
+    assert stats.delta == (s_serial.delta if delta is not None
+                           else distributed_width(s_serial.delta, _largest_weight(g, directed)))
     assert pred.dtype == p_serial.dtype and np.array_equal(pred == -9999, p_serial == -9999)
     full_d, full_p = (dg.gather_vertex_values(x) for x in (dist, pred))
     assert np.array_equal(full_d, ref) and np.array_equal(full_p, pred)
@@ -107,11 +127,29 @@ def test_delta_rule_matches_the_shared_memory_one():
               gp.Graph.from_edges([0], [1], [0.0], n=3), gp.Graph.from_edges([], [], n=2),
               subnormal):
         dg = distribute_graph(g, comm=SELF)
-        assert sssp(dg, 0, return_stats=True)[-1].delta == gp.default_delta(g)
+        wmax = _largest_weight(g, True)
+        assert sssp(dg, 0, return_stats=True)[-1].delta == max(gp.default_delta(g),
+                                                               wmax / WEIGHT_BUCKETS)
         # a caller's width goes through the same bounds
         for delta in (1e-320, 0.5, 1e9):
             got = sssp(dg, 0, delta=delta, return_stats=True)[-1].delta
             assert got == gp.sssp(g, 0, delta=delta, return_stats=True)[-1].delta
+
+
+def test_default_width_keeps_the_distributed_floor_on_heavy_tailed_weights():
+    # one heavy edge: the shared rule's quantile ignores it, the distributed search
+    # (one exchange round per bucket) keeps max_weight / 4096
+    g = gp.generate.grid_road(20, seed=3)
+    w = g.weights.copy()
+    w[7] = 4096.0 * 300
+    g = gp.Graph(g.indptr, g.indices, w)
+    dg = distribute_graph(g, comm=SELF)
+    dist, stats = sssp(dg, 0, return_stats=True)
+    assert gp.default_delta(g) < 300.0
+    assert stats.delta == 300.0
+    assert np.array_equal(dist, dijkstra(g.to_scipy(), indices=0))
+    # a caller's width is not raised to it
+    assert sssp(dg, 0, delta=1.0, return_stats=True)[-1].delta == 1.0
 
 
 @pytest.mark.parametrize("directed", [True, False])

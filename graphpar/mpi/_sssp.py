@@ -79,6 +79,31 @@ class SSSPMPIStats:
     bytes_exchanged: int
 
 
+#: The default width is at least ``max_weight / WEIGHT_BUCKETS``: every non-empty bucket
+#: costs the distributed search at least one all-to-all round, so a narrower width
+#: (which the shared-memory kernel's overflow bin makes cheap there) multiplies
+#: rounds (Kronecker 14, lognormal weights, 2 ranks: 692 buckets and 5x the time).
+WEIGHT_BUCKETS = 4096
+
+
+def distributed_width(width: float, max_weight: float) -> float:
+    """The distributed search's default bucket width from the shared rule's ``width``.
+
+    ``width`` raised to ``max_weight / WEIGHT_BUCKETS`` (a caller's own ``delta`` is
+    not raised). Distances do not depend on it.
+
+    Examples
+    --------
+    >>> distributed_width(0.05, 4096.0)
+    1.0
+    >>> distributed_width(2.0, 255.0)
+    2.0
+    """
+    if not np.isfinite(max_weight) or max_weight <= 0:
+        return width
+    return float(max(width, max_weight / WEIGHT_BUCKETS))
+
+
 def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = None,
          return_predecessors: bool = False, limit: float = np.inf,
          return_stats: bool = False, progress: bool | None = False, comm=None):
@@ -101,9 +126,11 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
     directed : bool, default True
         ``False`` follows every edge in both directions.
     delta : float, optional
-        Bucket width; the default and the lower bounds are :func:`graphpar.sssp`'s
-        (one rule, applied to the whole graph: :func:`graphpar.default_delta`
-        of the gathered graph). Distances do not depend on it.
+        Bucket width; the lower bounds are :func:`graphpar.sssp`'s. The default
+        is :func:`graphpar.default_delta` of the whole graph (one rule, the
+        same on every rank) raised to ``max_weight / 4096``
+        (:func:`distributed_width`: each bucket costs a communication round).
+        Distances do not depend on it.
     return_predecessors : bool, default False
         Also return a shortest-path tree (global ids, ``-9999`` for none).
     limit : float, default inf
@@ -175,10 +202,13 @@ def sssp(dg: DistGraph, source, *, directed: bool = True, delta: float | None = 
         wmax = _max_weight(searched)
     wmax = comm.allreduce(wmax, op=MPI.MAX)
     rule = {}
-    if width is None:  # exact integers and the same sampled edges: every rank's width
+    default = width is None
+    if default:  # exact integers and the same sampled edges: every rank's width
         rule = dict(weight_sample=_weight_sample(searched),
                     degree_squares=comm.allreduce(degree_squares(searched.indptr)))
     width = bucket_width(searched.gn, searched.gnnz, wmax, width, **rule)
+    if default:
+        width = distributed_width(width, wmax)
     want_pred = bool(return_predecessors)
     dist = np.empty((sources.size, dg.ln), dtype=np.float64)
     pred = np.empty((sources.size, dg.ln), dtype=index_dtype(dg.gn)) if want_pred else None
