@@ -1,4 +1,4 @@
-"""Cox regression benchmark: graphpar.CoxPH against a vectorised NumPy Newton fit and lifelines.
+"""Cox regression benchmark: graphpar.CoxPH against NumPy, lifelines, scikit-survival and R.
 
 Synthetic data: N patients, p = 10 standard-normal covariates, exponential event
 times with known coefficients, about 35% censored, and 5% of the rows in tie
@@ -6,6 +6,11 @@ groups (pairs sharing a time). Every case runs in a fresh subprocess, so that
 its peak memory (VmHWM, reset after the data is made) is its own; the input
 arrays are X (N x p float64), time (float64) and event (bool).
 
+The references run in the same invocation: a vectorised NumPy Newton fit (the
+"x numpy" column), lifelines (Efron ties) and scikit-survival when installed, and R's
+``coxph`` when ``Rscript`` with the survival package is on the path (up to
+``--r-max`` rows; only ``coxph`` is inside R's timer, see ``_cox_refs.py``); a
+line per size prints each one's fit time over graphpar's with the same ties.
 Each case prints the whole fit (median of the repeats), the time of one
 likelihood + gradient + Hessian evaluation ("per iteration"), the Newton
 iterations, the peak memory of the fit above the process's size before it, and
@@ -212,6 +217,15 @@ def run_case(method: str, n: int, threads: int, repeat: int) -> dict:
                    cpu_s=time.process_time() - c0,
                    peak_mb=_status("VmHWM") - base,
                    coef_err=float(np.max(np.abs(cph.params_.values - TRUE_BETA))))
+    elif method.startswith(("R-", "sksurv-")):
+        import _cox_refs
+
+        tool, ties = method.split("-")
+        if tool == "R":
+            res = _cox_refs.r_coxph(X, t, e, TRUE_BETA, ties, repeat, timeout=3600)
+        else:
+            res = _cox_refs.sksurv_coxph(X, t, e, TRUE_BETA, ties, repeat)
+        out.update(res, peak_mb=float("nan"))
     return out
 
 
@@ -337,6 +351,23 @@ def stages(n: int, threads: int, repeat: int, entry: bool) -> None:
                   f"{en_w / fit_w:4.2f} x (wall); {me.n_iter_} Newton steps")
 
 
+def print_reference_ratios(rows: list[dict]) -> None:
+    """Print each reference tool's fit time over graphpar's with the same tie method.
+
+    lifelines fits Efron ties (its only method); above 1 graphpar is faster.
+    """
+    ours = {r["method"].split("-")[1]: r for r in rows if r["method"].startswith("graphpar")}
+    parts = []
+    for r in rows:
+        name = r["method"]
+        ties = "efron" if name == "lifelines" else name.split("-")[-1]
+        if name.startswith("graphpar") or name == "numpy" or ties not in ours:
+            continue
+        parts.append(f"{name} {r['fit_s'] / ours[ties]['fit_s']:.1f}x")
+    if parts:
+        print("  reference fit time / graphpar's (same ties): " + ", ".join(parts))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", "--n", nargs="+", default=["1e5", "1e6", "1e7"],
@@ -349,6 +380,10 @@ def main() -> None:
     ap.add_argument("--threads", nargs="+", type=int, default=[2])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-lifelines", action="store_true")
+    ap.add_argument("--no-sksurv", action="store_true", help="skip scikit-survival")
+    ap.add_argument("--no-r", action="store_true", help="skip R's coxph (Rscript)")
+    ap.add_argument("--r-max", type=float, default=1e6,
+                    help="largest N fitted by R (one core; default %(default)g)")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--omp-wait-policy", default="passive",
                     help="OMP_WAIT_POLICY for the cases (default passive: on a shared, "
@@ -377,6 +412,17 @@ def main() -> None:
         have_ll = not args.no_lifelines
     except ImportError:
         have_ll = False
+    try:
+        import sksurv  # noqa: F401
+
+        have_sk = not args.no_sksurv
+    except ImportError:
+        have_sk = False
+    import _cox_refs
+
+    have_r = not args.no_r and _cox_refs.r_available()
+    if not have_r and not args.no_r:
+        print("R's coxph: skipped (no Rscript with the survival package on the path)")
     print(f"Cox benchmark: p = {P}, 5% of rows tied in pairs; medians of {args.repeat} fits; "
           "peak = VmHWM of the fit above the RSS before it; "
           f"OMP_WAIT_POLICY={args.omp_wait_policy or os.environ.get('OMP_WAIT_POLICY', '')!r}")
@@ -393,18 +439,26 @@ def main() -> None:
             rows = [ref]
             for method in ("graphpar-breslow", "graphpar-efron"):
                 rows.append(child(method, n, threads, args.repeat, args.timeout, wp))
-            if have_ll and n <= 1_000_000 and threads == args.threads[-1]:
+            last = threads == args.threads[-1]
+            if have_ll and n <= 1_000_000 and last:
                 rows.append(child("lifelines", n, threads, 1, args.timeout, wp))
+            if have_sk and n <= 1_000_000 and last:
+                for ties in ("breslow", "efron"):
+                    rows.append(child(f"sksurv-{ties}", n, 1, 1, args.timeout, wp))
+            if have_r and n <= args.r_max and last:
+                for ties in ("breslow", "efron"):
+                    rows.append(child(f"R-{ties}", n, 1, args.repeat, args.timeout, wp))
             for r in rows:
                 if r is None:
                     continue
                 ratio = (f"{ref['fit_s'] / r['fit_s']:.2f}x" if ref else "-")
-                print(f"{r['method']:<18} {n:>9} {threads:>3} {r['fit_s']:>8.3f} {ratio:>8} "
+                print(f"{r['method']:<18} {n:>9} {r['threads']:>3} {r['fit_s']:>8.3f} {ratio:>8} "
                       f"{r['cpu_s']:>8.3f} "
                       f"{r['iter_s']:>8.4f} {r['iters']:>5} {r['peak_mb']:>9.0f} "
                       f"{r['peak_mb'] / r['input_mb']:>10.2f} "
                       f"{r['peak_mb'] * 2**20 / (8 * n):>5.1f} {r['coef_err']:>10.2e}",
                       flush=True)
+            print_reference_ratios([r for r in rows if r is not None])
 
 
 if __name__ == "__main__":
