@@ -12,6 +12,7 @@ figures both return with ``return_stats=True``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -300,18 +301,32 @@ def _search_plan(g: Graph, sample: np.ndarray, wmax: float, keep: bool) -> _Pack
     and fewer than ``2**31`` vertices; its distances (int32) are then exact
     integers, and so are the float64 sums scipy computes (both exact below
     ``2**53``), so the two agree bit for bit. The packed array (8 bytes per
-    stored edge) is built once and kept on the graph when ``keep``, with the
-    width, so that a repeated search pays neither again. A graph's arrays are
-    taken as fixed, as :meth:`Graph.symmetrized` takes them; the plan is
-    rebuilt when an array is a new one, or the largest weight or the weight
-    sample of the bucket-width rule (``sample``: every weight on graphs of up
-    to ``WEIGHT_SAMPLE`` edges) changed; the width depends on nothing else.
+    stored edge) is allocated once and kept on the graph when ``keep``, with the
+    width. The width is computed again only when an array is a new one, or the
+    largest weight or the weight sample of the bucket-width rule (``sample``:
+    every weight on graphs of up to ``WEIGHT_SAMPLE`` edges) changed: it
+    depends on nothing else. The packed array is filled again on every search
+    (one pass over the edges into the kept buffer, no fresh memory), so that
+    weights edited in place, which the sample may miss, are never searched
+    stale; a weight edited to a non-integer sends the search to the float path.
     """
     cached = getattr(g, "_packed", None)  # a Graph made by __new__ has no slot value
     if (cached is not None and cached.indptr is g.indptr and cached.indices is g.indices
             and cached.weights is g.weights and cached.wmax == wmax
             and np.array_equal(cached.sample, sample)):
+        if cached.packed is not None and not _k.pack_integer_adjacency(
+                np.ascontiguousarray(g.indices), np.ascontiguousarray(g.weights),
+                cached.packed):
+            cached = dataclasses.replace(cached, packed=None)
+            if keep:
+                g._packed = cached
         return cached
+    return _search_plan_rebuilt(g, sample, wmax, keep)
+
+
+def _search_plan_rebuilt(g: Graph, sample: np.ndarray, wmax: float, keep: bool) -> _Packed:
+    """A new :func:`_search_plan` for ``g``: the width and, when every weight is an
+    integer in range, the packed adjacency."""
     width = bucket_width(g.n, g.nnz, wmax, weight_sample=sample,
                          degree_squares=degree_squares(g.indptr))
     packed = None

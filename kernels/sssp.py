@@ -72,6 +72,7 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from graphpar.kernels.atomics import cas, fetch_add
+from graphpar.kernels.cox import run_chunks
 from graphpar.kernels.heap import sift_down, sift_up
 from graphpar.kernels.prefetch import prefetch
 
@@ -477,23 +478,37 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
     return relaxed, steps, regions, growths, overflow[1], windows
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def _pack_pieces(c0, c1, indices, weights, packed, bad):
+    m = indices.size
+    chunks = bad.size
+    for c in range(c0, c1):
+        nbad = 0
+        for e in range(m * c // chunks, m * (c + 1) // chunks):
+            w = weights[e]
+            # also refuses NaN and inf: every comparison with them is false
+            good = (w >= 0.0) & (w <= 2147483647.0) & (w == np.floor(w))
+            nbad += not good
+            packed[e] = np.int64(indices[e]) | (np.int64(w if good else 0.0) << 32)
+        bad[c] = nbad
+
+
 def pack_integer_adjacency(indices, weights, packed):
     """Pack ``(indices[e], weights[e])`` into ``packed[e] = indices[e] | weights[e] << 32``.
 
     The integer path's adjacency: one 8-byte stream instead of a 4-byte and an
     8-byte one. Returns True when every weight is an integer in
-    ``[0, 2**31 - 1]`` (then ``packed`` is complete), False at the first that
-    is not (then ``packed`` is unusable). Serial: it runs once per graph, and a
-    parallel loop would add seconds of compilation to a cold first call.
+    ``[0, 2**31 - 1]`` (then ``packed`` is complete), False otherwise (then
+    ``packed`` is unusable). One pass with no early exit, in pieces on the
+    Numba thread count (:func:`graphpar.kernels.cox.run_chunks`, no parallel
+    region to compile); it runs on every search of a kept plan, so that weights
+    edited in place are packed again (rewriting an existing ``packed`` touches
+    no fresh memory).
     """
-    for e in range(indices.size):
-        w = weights[e]
-        # also refuses NaN and inf: every comparison with them is false
-        if not (w >= 0.0 and w <= 2147483647.0 and w == np.floor(w)):
-            return False
-        packed[e] = np.int64(indices[e]) | (np.int64(w) << 32)
-    return True
+    chunks = 64 if indices.size >= 1 << 20 else 1
+    bad = np.zeros(chunks, dtype=np.int64)
+    run_chunks(_pack_pieces, chunks, indices, weights, packed, bad)
+    return not bad.any()
 
 
 # --------------------------------------------------------------------------- Dijkstra

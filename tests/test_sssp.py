@@ -818,6 +818,28 @@ def test_integer_cache_follows_new_weights():
     np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
 
 
+def test_weights_edited_in_place_outside_the_sample_are_searched_fresh():
+    # the kept plan's width follows the weight sample, but the packed adjacency must
+    # follow every weight: edit only edges the sample does not read
+    from graphpar._shortest_paths import WEIGHT_SAMPLE, weight_sample_positions
+
+    g = graphpar.generate.grid_road(100, seed=1)
+    assert g.nnz > WEIGHT_SAMPLE
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+    assert g._packed.packed is not None
+    sampled = np.zeros(g.nnz, dtype=bool)
+    sampled[weight_sample_positions(g.nnz)] = True
+    edit = ~sampled & (g.weights > 1)
+    assert edit.sum() > g.nnz // 2
+    g.weights[edit] = 1.0
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+    # and one unsampled weight edited to a non-integer: the float path, still exact
+    k = int(np.flatnonzero(~sampled)[7])
+    g.weights[k] = 0.25
+    np.testing.assert_array_equal(sssp(g, [0, 5]), dijkstra(g.to_scipy(), indices=[0, 5]))
+    assert g._packed.packed is None
+
+
 def test_scipy_input_is_not_packed_for_one_source(monkeypatch):
     calls = []
     real = ksssp.pack_integer_adjacency
