@@ -84,10 +84,11 @@ class Graph:
 
     The arrays are checked (monotone ``indptr``, indices in range) and copied
     only when a dtype conversion is needed; a ``Graph`` never writes to them.
-    It keeps what it derives from them (:meth:`symmetrized`; the packed
-    adjacency of integer-weight searches, 8 bytes per stored edge, see
-    :func:`graphpar.sssp`), so they are taken as fixed: give a graph new
-    arrays rather than editing them in place.
+    It keeps what it derives from them (:meth:`symmetrized`), so they are
+    taken as fixed: give a graph new arrays rather than editing them in place.
+    (Integer-weight searches also keep a packed adjacency on the graph, 8
+    bytes per stored edge, see :func:`graphpar.sssp`; they fill it again from
+    the arrays on every call, so it never goes stale.)
     Rows need not be sorted and may hold duplicates only when built directly
     from arrays; the ``from_*`` constructors sort rows and collapse
     duplicates to their smallest weight.
