@@ -456,8 +456,9 @@ def sssp(
     When every weight is an integer in ``[0, 2**31 - 1]`` (road lengths,
     Graph500 and GAP weights) the search runs on int32 distances and a
     packed (target, weight) copy of the adjacency, 8 bytes per stored edge,
-    built on the first such call and kept on the ``Graph`` for the next ones
-    (with the default bucket width, so that a repeated call pays for neither)
+    allocated on the first such call and kept on the ``Graph`` with the
+    default bucket width; every call fills it again from the graph's arrays
+    (one pass, so weights edited in place are never searched stale)
     (for scipy or dense input, which is converted anew on every call, only
     when there are several sources); a search whose distances pass
     ``2**31 - 2`` is redone in float64. The result is the same float64 array.
