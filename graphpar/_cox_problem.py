@@ -20,27 +20,62 @@ __all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "removal_cut", "removal_rows", "
 
 TIMEFIX_TOL = float(np.sqrt(np.finfo(np.float64).eps))  # R's aeqSurv default
 CHUNK_ROWS = 4096  # rows per chunk: fixes the summation order whatever the thread count
+BLOCK = 1 << 20  # rows per block of the NumPy passes that would otherwise make N temporaries
 
 # The kernel's codes of the tie methods.
 TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}
 
 
-def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool) -> np.ndarray:
+def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool,
+                values: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """Per stratum, the entry time below which a row never leaves a risk set.
 
     ``min_event`` holds each stratum's smallest event time (``inf`` without
     events), ``tmax`` the largest time of all rows. A row whose entry is below
     every event time of its stratum is in the risk set of each of them, so its
-    removal needs no pass. With ``timefix`` the cut is lowered by a margin far
-    above the tolerance of the near-tie merge, which moves times down only.
+    removal needs no pass. The near-tie merge of ``timefix`` moves times down
+    only, to the smallest of their run of distinct values closer than the
+    tolerance, so with ``timefix`` the cut is the bottom such a run can reach.
+    Given ``values`` (the time and entry arrays of every row) that bottom is
+    found from the distinct values up to the stratum's first event time,
+    chaining neighbours no further apart than the largest tolerance the merge
+    can use (``TIMEFIX_TOL * max(1, tmax)``): never above where the merge puts
+    the first event, however long its chain, and usually that event time
+    itself, so rows entering at 0 need no removal row. Without ``values`` (the
+    distributed fit) the cut is lowered by a fixed margin far above the
+    tolerance.
 
     Examples
     --------
     >>> removal_cut(np.array([2.0, np.inf]), 10.0, False)
     array([ 2., inf])
+    >>> t, start = np.array([1e-6, 5.0, 3.0]), np.array([0.0, 1e-6 - 1e-9, 2.0])
+    >>> removal_cut(np.array([1e-6]), 5.0, True, (t, start))  # 1e-6 merges down to 1e-6 - 1e-9
+    array([9.99e-07])
     """
-    margin = 1e-6 * (1.0 + abs(float(tmax))) if timefix else 0.0
-    return np.maximum(np.asarray(min_event, dtype=np.float64) - margin, 0.0)
+    min_event = np.asarray(min_event, dtype=np.float64)
+    if not timefix:
+        return np.maximum(min_event, 0.0)
+    if values is None:
+        margin = 1e-6 * (1.0 + abs(float(tmax)))
+        return np.maximum(min_event - margin, 0.0)
+    cut = min_event.copy()
+    finite = np.isfinite(min_event)
+    if not finite.any():
+        return cut
+    lim = float(min_event[finite].max())
+    # the values at or below 0 stand for one 0 (a cut that reaches 0 is 0): an added value
+    # can only lower the cut, and the many entries at 0 need no sort
+    a = np.unique(np.concatenate([v[(v > 0) & (v <= lim)] for v in values] + [np.zeros(1)]))
+    # a gap of at most thr may merge (dy <= tol or dy / mean <= tol, mean <= tmax);
+    # the factor covers rounding of the merge's own test
+    thr = TIMEFIX_TOL * max(1.0, abs(float(tmax))) * (1.0 + 1e-6)
+    brk = np.flatnonzero(np.diff(a) > thr) + 1  # where a new run starts (ascending)
+    run_start = np.zeros(a.size, dtype=np.int64)
+    run_start[brk] = brk
+    np.maximum.accumulate(run_start, out=run_start)
+    cut[finite] = a[run_start[np.searchsorted(a, min_event[finite])]]
+    return np.maximum(cut, 0.0)
 
 
 def removal_rows(entry: np.ndarray, weights: np.ndarray | None, codes: np.ndarray | None,
@@ -140,28 +175,35 @@ class CoxProblem:
         self.entry = entry
         self.removals = 0
         if entry is not None:
-            min_event = np.full(nstrata, np.inf)
             ev = event != 0
-            at = codes[ev] if codes is not None else np.zeros(int(ev.sum()), np.int64)
-            np.minimum.at(min_event, at, time[ev])
-            cut = removal_cut(min_event, time.max() if n else 0.0, timefix)
+            if codes is None:  # (in blocks: no temporary of N)
+                min_event = np.array([min((np.where(ev[i:i + BLOCK], time[i:i + BLOCK],
+                                                    np.inf).min()
+                                           for i in range(0, n, BLOCK)), default=np.inf)])
+            else:
+                min_event = np.full(nstrata, np.inf)
+                np.minimum.at(min_event, codes[ev], time[ev])
+            cut = removal_cut(min_event, time.max() if n else 0.0, timefix, (time, entry))
             rows = removal_rows(entry, weights, codes, cut)
             self.removals = m = rows.size
             # removal rows n .. n+m-1: row rows[k] again, at its entry, with weight -w
             src = np.concatenate([np.arange(n, dtype=np.int64), rows])
             time = np.concatenate([time, entry[rows]])
             event = np.concatenate([event, np.zeros(m, dtype=np.uint8)])
-            w = np.ones(n) if weights is None else weights
-            weights = np.concatenate([w, -w[rows]])
+            if weights is not None:
+                weights = np.concatenate([weights, -weights[rows]])
             if codes is not None:
                 codes = np.concatenate([codes, codes[rows]])
-        order, time_sorted = cox_order(time, codes, nstrata,
-                                       timefix=TIMEFIX_TOL if timefix else 0.0,
-                                       sorted_time=True)
+        order, time_sorted, shift = cox_order(time, codes, nstrata,
+                                              timefix=TIMEFIX_TOL if timefix else 0.0,
+                                              sorted_time=True, with_moved=True)
         if entry is not None:
-            fixed = np.empty_like(time_sorted)
-            fixed[order] = time_sorted
-            _check_fixed_entry(fixed, entry, rows, n)
+            # entries are below times (checked); the merge can make a row's time equal to
+            # its entry only by moving the time down by at least their distance
+            if m and shift >= _min_length(time, rows, n):
+                fixed = np.empty_like(time_sorted)
+                fixed[order] = time_sorted
+                _check_fixed_entry(fixed, entry, rows, n)
             order_src = src[order]
         else:
             order_src = order
@@ -174,7 +216,12 @@ class CoxProblem:
         K.gather_rows(X, order_src, self.center, self.XT)
         self.X = self.XT.T
         self.event = event[order]
-        self.w = weights[order] if weights is not None else np.empty(0)
+        if weights is not None:
+            self.w = weights[order]
+        elif entry is not None:  # unit weights, negated on the removal rows
+            self.w = np.where(order < n, 1.0, -1.0)
+        else:
+            self.w = np.empty(0)
         self.offset = arrays.offset[order_src] if arrays.offset is not None else np.empty(0)
         self.strata = codes[order] if codes is not None else None
         self.flags = np.empty(nn, dtype=np.uint8)
@@ -227,6 +274,14 @@ class CoxProblem:
         if self.beta is None or not np.array_equal(self.beta, coef):
             return None
         return self.eta, self.smax, self.r
+
+
+def _min_length(time: np.ndarray, rows: np.ndarray, n: int) -> float:
+    """The shortest interval ``time - entry`` of the removal rows (``time`` holds the rows'
+    times, then the removal rows' entries), in blocks."""
+    m = rows.size
+    return min(float((time[rows[i:i + BLOCK]] - time[n + i:n + i + BLOCK]).min())
+               for i in range(0, m, BLOCK))
 
 
 def _check_fixed_entry(fixed: np.ndarray, entry: np.ndarray, rows: np.ndarray, n: int) -> None:

@@ -69,7 +69,7 @@ def _radix(keys, idx, nbits, nblocks):
 def _timefix_sorted(ts, tol):
     """R's ``aeqSurv`` on times sorted descending, in place: merge unique times closer than
     ``tol`` (absolute, or relative to the mean of the unique times) into the smallest of
-    each run. Returns whether some time moved.
+    each run. Returns the largest distance a time moved (0.0 when none moved).
 
     Two serial passes over the sorted times (a near tie can only be between
     neighbours): the mean of the unique times (a compensated sum), then, from the
@@ -87,7 +87,7 @@ def _timefix_sorted(ts, tol):
             tot = t
             nu += 1
     mean = tot / nu
-    moved = False
+    shift = 0.0
     last = ts[n - 1]  # the previous unique time (ascending), before any merge
     cut = last
     for i in range(n - 2, -1, -1):
@@ -97,10 +97,10 @@ def _timefix_sorted(ts, tol):
             last = v
             if not (dy <= tol or dy / mean <= tol):
                 cut = v
-            elif cut != v:
-                moved = True
+            elif v - cut > shift:
+                shift = v - cut
         ts[i] = cut
-    return moved
+    return shift
 
 
 def _min_gap(ts, block=1 << 20):
@@ -119,7 +119,8 @@ def _min_gap(ts, block=1 << 20):
     return best
 
 
-def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
+def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False,
+              with_moved=False):
     """Row order by stratum code ascending, then time descending (stable).
 
     ``time`` is float64 with no negative values, ``codes`` int64 stratum codes in
@@ -127,7 +128,9 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
     the times, with near-ties merged as R's ``aeqSurv`` does when ``timefix`` (the
     tolerance) is positive: in the original row order (a new array only when some
     time moved) or, with ``sorted_time``, in the sorted order (``time[order]``,
-    always a new array, formed without a gather by ``order``).
+    always a new array, formed without a gather by ``order``). With ``with_moved``
+    a third value is the largest distance the near-tie merge moved a time (0.0
+    when none moved).
     """
     n = time.size
     tbits = np.ascontiguousarray(time, dtype=np.float64).view(np.uint64)
@@ -138,10 +141,11 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
     keys, idx = _radix(keys, idx, 64, nblocks)
     np.invert(keys, out=keys)
     ts = keys.view(np.float64)  # the times sorted descending (-0.0 as 0.0)
-    moved = False
+    shift = 0.0
     if timefix > 0 and n > 0 and _min_gap(ts) <= timefix * max(1.0, float(ts[0])):
         # (no near tie otherwise: the mean of the distinct times is at most the largest)
-        moved = bool(_timefix_sorted(ts, float(timefix)))
+        shift = float(_timefix_sorted(ts, float(timefix)))
+    moved = shift > 0
     if codes is not None and nstrata > 1:
         k2 = np.asarray(codes, dtype=np.int64)[idx].view(np.uint64)
         nbits = int(nstrata - 1).bit_length()
@@ -149,9 +153,10 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False):
         idx = idx[perm]
         ts = ts[perm]
     if sorted_time:
-        return idx, ts
-    if not moved:
-        return idx, time
-    out = np.empty_like(ts)
-    out[idx] = ts
-    return idx, out
+        out = ts
+    elif not moved:
+        out = time
+    else:
+        out = np.empty_like(ts)
+        out[idx] = ts
+    return (idx, out, shift) if with_moved else (idx, out)

@@ -215,3 +215,58 @@ def test_distributed_counting_equals_serial(nprocs):
                          env={"OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"})
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ALL OK:" in res.stdout and f"on {nprocs} ranks" in res.stdout, res.stdout
+
+
+def test_entries_below_every_event_get_no_removal_row():
+    # rows entering at 0 (or before the first event) are in every risk set: no removal row,
+    # with timefix too: its merge cannot move the first event (2e-6) down to 0, although
+    # a margin proportional to the largest time (50) would reach 0
+    rng = np.random.default_rng(5)
+    n = 2000
+    X = rng.standard_normal((n, 2))
+    stop = rng.exponential(1.0, n) + 1e-3
+    stop[:2] = 2e-6, 50.0
+    event = (rng.random(n) < 0.7).astype(np.uint8)
+    event[0] = 1
+    entry = np.where(rng.random(n) < 0.5, 0.0, stop * rng.uniform(0.1, 0.9, n))
+    entry[0] = 0.0
+    first = stop[event == 1].min()
+    late = int(np.count_nonzero(entry >= first))
+    beta = np.array([0.3, -0.2])
+    for timefix in (True, False):
+        prob = CoxProblem(check_cox_arrays(X, stop, event), "efron", timefix=timefix,
+                          entry=entry)
+        assert prob.removals == late
+        ll = prob.evaluate(beta)[0]
+        ref = naive_loglik(X - X.mean(axis=0), entry, stop, event, beta, np.ones(n),
+                           np.zeros(n), "efron")
+        assert ll == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_timefix_chain_below_the_first_event_keeps_its_removals(ties):
+    # distinct values 1e-8 apart chain the first event (at 1) down by 2e-5, far more than
+    # any fixed margin: every chained entry is merged with it, so those rows leave its
+    # risk set; the same data merged by hand with timefix=False is the reference
+    k = 2000
+    step = 1e-8
+    bottom = 1.0 - k * step
+    chain = 1.0 - step * np.arange(1, k + 1)
+    rng = np.random.default_rng(6)
+    n_late = 300
+    stop = np.concatenate([[1.0], np.full(k, 3.0), rng.uniform(1.5, 4.0, n_late)])
+    event = np.concatenate([[1], np.zeros(k, np.uint8), np.ones(n_late, np.uint8)])
+    entry = np.concatenate([[0.0], chain, np.zeros(n_late)])
+    X = rng.standard_normal((stop.size, 1))
+    X[1:k + 1] += 1.0  # the chained rows: wrongly left in the first risk set, it shows
+    m = CoxPH(ties=ties).fit(X, stop, event, entry=entry)
+    stop_h, entry_h = stop.copy(), entry.copy()
+    stop_h[0] = bottom
+    entry_h[1:k + 1] = bottom
+    ref = CoxPH(ties=ties, timefix=False).fit(X, stop_h, event, entry=entry_h)
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-10)
+    assert m.log_likelihood_ == pytest.approx(ref.log_likelihood_, rel=1e-12)
+    # the chain really matters: without its removals the first risk set is 1 + k rows
+    wrong = CoxPH(ties=ties, timefix=False).fit(X, stop_h, event, entry=np.where(
+        entry_h == bottom, bottom - 1.0, entry_h))
+    assert abs(wrong.log_likelihood_ - ref.log_likelihood_) > 1e-3
