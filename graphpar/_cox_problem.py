@@ -41,9 +41,10 @@ def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool,
     chaining neighbours no further apart than the largest tolerance the merge
     can use (``TIMEFIX_TOL * max(1, tmax)``): never above where the merge puts
     the first event, however long its chain, and usually that event time
-    itself, so rows entering at 0 need no removal row. Without ``values`` (the
-    distributed fit) the cut is lowered by a fixed margin far above the
-    tolerance.
+    itself, so rows entering at 0 need no removal row. Without ``values`` the
+    cut is lowered by a fixed margin far above the tolerance, which a chain
+    longer than the margin can pass: the distributed fit walks the chain over
+    every rank's values instead (``graphpar.mpi._cox._chain_cut``).
 
     Examples
     --------

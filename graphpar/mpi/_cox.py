@@ -579,12 +579,43 @@ def _with_removals(block, a, ent, codes, w, p, wcol, nstrata, timefix, comm):
     glob = np.empty_like(min_event)
     comm.Allreduce(min_event, glob, op=MPI.MIN)
     tmax = comm.allreduce(float(a.time.max()) if n else 0.0, op=MPI.MAX)
-    rows = removal_rows(ent, a.weights, codes, removal_cut(glob, tmax, timefix))
+    cut = (_chain_cut(glob, tmax, (a.time, ent), comm) if timefix
+           else removal_cut(glob, tmax, False))
+    rows = removal_rows(ent, a.weights, codes, cut)
     extra = block[rows].copy()
     extra[:, p] = ent[rows]        # at the entry time
     extra[:, p + 1] = 0.0          # no event
     extra[:, p + wcol] = -w[rows]  # negated weight: subtracted from the risk sets
     return np.vstack([block, extra]), a.X.sum(axis=0)
+
+
+def _chain_cut(min_event: np.ndarray, tmax: float, values, comm) -> np.ndarray:
+    """:func:`removal_cut` with ``timefix`` over every rank's ``values`` (collective).
+
+    The serial cut is the bottom of the run of distinct values (gaps of at most
+    the merge's largest tolerance) that holds the stratum's first event. Here
+    each step moves every stratum's cut to the lowest value of any rank within
+    that tolerance below it (one allreduce), until no value is: the same run
+    bottom, with nothing gathered but one value per stratum a step.
+    """
+    cut = np.asarray(min_event, dtype=np.float64).copy()
+    finite = np.isfinite(cut)
+    if not finite.any():
+        return cut
+    lim = float(cut[finite].max())
+    # as serially: the values at or below 0 stand for one 0
+    a = np.unique(np.concatenate([v[(v > 0) & (v <= lim)] for v in values] + [np.zeros(1)]))
+    thr = TIMEFIX_TOL * max(1.0, abs(float(tmax))) * (1.0 + 1e-6)
+    while True:
+        lo = np.searchsorted(a, cut - thr, side="left")
+        hi = np.searchsorted(a, cut, side="left")
+        mine = np.where(finite & (hi > lo), a[np.minimum(lo, a.size - 1)], np.inf)
+        lowest = np.empty_like(mine)
+        comm.Allreduce(mine, lowest, op=MPI.MIN)
+        step = np.isfinite(lowest)  # the same on every rank
+        if not step.any():
+            return np.maximum(cut, 0.0)
+        cut[step] = lowest[step]
 
 
 def dist_baseline(problem: DistCoxProblem, coef: np.ndarray, ties: str) -> BaselineHazard:
