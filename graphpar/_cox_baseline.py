@@ -136,6 +136,8 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
         risk = np.exp(eta - shift[strata] if strata is not None else eta - shift[0])
         if weights is not None:
             risk *= weights
+    if time.size < GROUP_KERNEL_ROWS:
+        return _group_sums_numpy(time, event, weights, risk, strata)
     codes = (np.ascontiguousarray(strata, dtype=np.int64) if strata is not None
              else np.zeros(0, dtype=np.int64))
     args = (np.ascontiguousarray(time, dtype=np.float64), codes,
@@ -153,6 +155,52 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
     out = {"stratum": stratum, "time": gtime, "risk": sums[0], "events": sums[1],
            "deaths": deaths, "event_risk": sums[2], "present": sums[3]}
     if not keep.all():
+        out = {k: v[keep] for k, v in out.items()}
+    return out
+
+
+#: Below this many rows :func:`group_sums` reduces with NumPy: its compiled kernel (a
+#: quarter to half a second to compile) pays only on large data (at 1e7 rows it saves
+#: about 1 CPU s of ``reduceat`` passes).
+GROUP_KERNEL_ROWS = 1_000_000
+
+
+def _group_sums_numpy(time, event, weights, r, strata) -> dict:
+    """:func:`group_sums` by ``np.add.reduceat`` over the tie groups (``r`` the risks)."""
+    n = time.size
+    codes = strata if strata is not None else np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return {k: np.zeros(0, dtype=np.int64 if k in ("stratum", "deaths") else np.float64)
+                for k in GROUP_FIELDS}
+    start = np.empty(n, dtype=bool)
+    start[0] = True
+    np.not_equal(time[1:], time[:-1], out=start[1:])
+    start[1:] |= codes[1:] != codes[:-1]
+    starts = np.flatnonzero(start)
+    ev = np.asarray(event).astype(bool)
+    keep = None
+    if weights is not None:
+        positive = weights > 0
+        dead = ev & positive
+        events = np.add.reduceat(np.where(dead, weights, 0.0), starts)
+        present = np.add.reduceat(positive.astype(np.int64), starts)
+        keep = np.add.reduceat((weights != 0).astype(np.int64), starts) > 0
+        deaths = np.add.reduceat(dead.astype(np.int64), starts)
+    else:
+        dead = ev
+        present = np.diff(np.append(starts, n))
+        deaths = np.add.reduceat(dead.astype(np.int64), starts)
+        events = deaths.astype(np.float64)
+    out = {
+        "stratum": codes[starts].astype(np.int64),
+        "time": time[starts].astype(np.float64),
+        "risk": np.add.reduceat(r, starts),
+        "events": events,
+        "deaths": deaths,
+        "event_risk": np.add.reduceat(np.where(dead, r, 0.0), starts),
+        "present": present.astype(np.float64),
+    }
+    if keep is not None and not keep.all():
         out = {k: v[keep] for k, v in out.items()}
     return out
 

@@ -402,3 +402,32 @@ def test_baseline_reusing_the_last_evaluation_equals_a_recomputed_one(ties, entr
         np.testing.assert_array_equal(t1, t2)
         np.testing.assert_allclose(h1, h2, rtol=1e-12)
         np.testing.assert_allclose(h1, m.baseline_cumulative_hazard_[k].value, rtol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("stratified", [False, True])
+def test_group_sums_numpy_path_equals_the_kernel(monkeypatch, weighted, stratified):
+    # small data reduce with NumPy (no kernel to compile), large data with the kernel:
+    # the two give the same groups, removal rows (negative weights) included
+    from graphpar import _cox_baseline as B
+
+    rng = np.random.default_rng(11)
+    n = 500
+    codes = np.sort(rng.integers(0, 3, n)) if stratified else None
+    parts = [np.count_nonzero(codes == k) for k in range(3)] if stratified else [n]
+    time = np.concatenate([np.sort(rng.integers(1, 40, m))[::-1] for m in parts]).astype(float)
+    event = (rng.random(n) < 0.6).astype(np.uint8)
+    w = None
+    if weighted:
+        w = rng.uniform(0.0, 2.0, n)
+        w[rng.random(n) < 0.2] = 0.0
+        w[rng.random(n) < 0.1] *= -1.0
+    eta = rng.normal(size=n)
+    shift = rng.normal(size=3)
+    small = B.group_sums(time, event, w, eta, codes, shift)
+    monkeypatch.setattr(B, "GROUP_KERNEL_ROWS", 0)
+    big = B.group_sums(time, event, w, eta, codes, shift)
+    assert small.keys() == big.keys()
+    for k in small:
+        assert small[k].dtype == big[k].dtype, k
+        np.testing.assert_allclose(small[k], big[k], rtol=1e-13, atol=0, err_msg=k)
