@@ -243,6 +243,11 @@ def _lp_chunks(c_lo, c_hi, XT, beta, offset, flags, chunk_start, chunk_stratum, 
         last_s[c] = s
 
 
+#: Below this many rows :func:`linear_predictor` runs in NumPy: a first small fit then
+#: does not compile ``_lp_chunks`` (more than half a second).
+NUMPY_LP_BELOW = 1 << 16
+
+
 def linear_predictor(XT, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
     """Fill ``eta = XT.T @ beta + offset`` (``offset`` may be empty) and ``smax``.
 
@@ -252,10 +257,23 @@ def linear_predictor(XT, beta, offset, flags, chunk_start, chunk_stratum, eta, s
     the block and ``-inf`` for the others.
     """
     nc = chunk_start.size - 1
+    smax[:] = -np.inf
+    n = eta.size
+    if n < NUMPY_LP_BELOW:
+        # the same sums in the same order as the kernel (bit-identical), without its compile
+        eta[:] = 0.0
+        for j in np.flatnonzero(beta):
+            eta += XT[j] * beta[j]
+        if offset.size:
+            eta += offset
+        if n:
+            sid = np.cumsum((flags & FLAG_STRATUM) != 0)
+            sid += chunk_stratum[0] - sid[0]
+            np.maximum.at(smax, sid, eta)
+        return
     first_max = np.full(nc, -np.inf)
     last_max = np.full(nc, -np.inf)
     last_s = np.zeros(nc, dtype=np.int64)
-    smax[:] = -np.inf
     run_chunks(_lp_chunks, nc, XT, beta, offset, flags, chunk_start, chunk_stratum, eta, smax,
                first_max, last_max, last_s)
     np.maximum.at(smax, chunk_stratum[:nc], first_max)

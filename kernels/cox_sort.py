@@ -41,9 +41,18 @@ def _digit_blocks(b_lo, b_hi, keys, idx, keys_out, idx_out, shift, step, hist, s
                 h[(keys[i] >> shift) & mask] += 1
 
 
+#: Below this many keys :func:`_radix` sorts with NumPy's stable sort (the same order),
+#: so that a small first fit does not compile the radix kernel (about half a second).
+NUMPY_SORT_BELOW = 1 << 16
+
+
 def _radix(keys, idx, nbits, nblocks):
     """Stable LSD radix sort of ``keys`` (uint64) carrying ``idx``; only the low ``nbits``."""
     n = keys.size
+    if n < NUMPY_SORT_BELOW:
+        low = keys if nbits >= 64 else keys & np.uint64((1 << nbits) - 1)
+        perm = np.argsort(low, kind="stable")
+        return keys[perm], idx[perm]
     step = (n + nblocks - 1) // nblocks
     k2 = np.empty(n, dtype=np.uint64)
     i2 = np.empty(n, dtype=np.int64)
