@@ -74,7 +74,7 @@ def kernel_cache_dir() -> str:
     """
     from graphpar.kernels import csr
 
-    cache = getattr(csr.first_bad_index, "_cache", None)
+    cache = getattr(csr._first_bad_index, "_cache", None)
     path = getattr(cache, "cache_path", None)
     if path is None:  # pragma: no cover - every graphpar kernel has cache=True
         return os.path.join(os.path.dirname(csr.__file__), "__pycache__")

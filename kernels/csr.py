@@ -184,12 +184,13 @@ def compact_rows(old_indptr, new_indptr, cols, vals, out_cols, out_vals):
                out_cols, out_vals)
 
 
-@njit(cache=True)
-def first_unsorted_row(indptr, cols):
-    """Return the first row whose columns are not strictly increasing, or -1.
+#: Below this many entries the two checks below run in NumPy: a first call on a small
+#: graph then compiles neither kernel (half a second together).
+NUMPY_CHECK_BELOW = 1 << 16
 
-    Strictly increasing rows are sorted and free of duplicates: a canonical CSR.
-    """
+
+@njit(cache=True)
+def _first_unsorted_row(indptr, cols):
     for i in range(indptr.size - 1):
         for j in range(indptr[i] + 1, indptr[i + 1]):
             if cols[j] <= cols[j - 1]:
@@ -197,13 +198,41 @@ def first_unsorted_row(indptr, cols):
     return -1
 
 
+def first_unsorted_row(indptr, cols):
+    """Return the first row whose columns are not strictly increasing, or -1.
+
+    Strictly increasing rows are sorted and free of duplicates: a canonical CSR.
+    """
+    m = int(indptr[-1]) if indptr.size else 0
+    if m >= NUMPY_CHECK_BELOW:
+        return _first_unsorted_row(indptr, cols)
+    if m < 2:
+        return -1
+    c = np.asarray(cols[:m])
+    bad = c[1:] <= c[:-1]
+    starts = np.asarray(indptr[1:-1])
+    starts = starts[(starts > 0) & (starts < m)]
+    bad[starts - 1] = False  # a row's first column follows the previous row's last
+    j = np.flatnonzero(bad)
+    if j.size == 0:
+        return -1
+    return int(np.searchsorted(indptr, j[0] + 1, side="right") - 1)
+
+
 @njit(cache=True)
-def first_bad_index(indices, n):
-    """Return the flat position of the first column index outside ``[0, n)``, or -1."""
+def _first_bad_index(indices, n):
     for k in range(indices.size):
         if indices[k] < 0 or indices[k] >= n:
             return k
     return -1
+
+
+def first_bad_index(indices, n):
+    """Return the flat position of the first column index outside ``[0, n)``, or -1."""
+    if indices.size >= NUMPY_CHECK_BELOW:
+        return _first_bad_index(indices, n)
+    k = np.flatnonzero((indices < 0) | (indices >= n))
+    return int(k[0]) if k.size else -1
 
 
 _INF_BITS = np.int64(0x7FF0000000000000)
