@@ -26,6 +26,27 @@ BLOCK = 1 << 20  # rows per block of the NumPy passes that would otherwise make 
 TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}
 
 
+def chain_values(first_events: np.ndarray, tmax: float,
+                 values: tuple[np.ndarray, ...]) -> tuple[np.ndarray, float]:
+    """The sorted distinct ``values`` a near-tie chain from ``first_events`` can pass, and the
+    largest gap it can bridge (for :func:`removal_cut`; ``first_events`` finite).
+
+    The values at or below 0 stand for one 0 (a cut that reaches 0 is 0): an added value
+    can only lower the cut, and the many entries at 0 need no sort. A gap of at most the
+    threshold may merge (``dy <= tol`` or ``dy / mean <= tol``, ``mean <= tmax``); its
+    factor covers rounding of the merge's own test.
+
+    Examples
+    --------
+    >>> a, thr = chain_values(np.array([2.0]), 10.0, (np.array([0.5, 2.0, 3.0]),))
+    >>> a
+    array([0. , 0.5, 2. ])
+    """
+    lim = float(first_events.max())
+    a = np.unique(np.concatenate([v[(v > 0) & (v <= lim)] for v in values] + [np.zeros(1)]))
+    return a, TIMEFIX_TOL * max(1.0, abs(float(tmax))) * (1.0 + 1e-6)
+
+
 def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool,
                 values: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """Per stratum, the entry time below which a row never leaves a risk set.
@@ -64,13 +85,7 @@ def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool,
     finite = np.isfinite(min_event)
     if not finite.any():
         return cut
-    lim = float(min_event[finite].max())
-    # the values at or below 0 stand for one 0 (a cut that reaches 0 is 0): an added value
-    # can only lower the cut, and the many entries at 0 need no sort
-    a = np.unique(np.concatenate([v[(v > 0) & (v <= lim)] for v in values] + [np.zeros(1)]))
-    # a gap of at most thr may merge (dy <= tol or dy / mean <= tol, mean <= tmax);
-    # the factor covers rounding of the merge's own test
-    thr = TIMEFIX_TOL * max(1.0, abs(float(tmax))) * (1.0 + 1e-6)
+    a, thr = chain_values(min_event[finite], tmax, values)
     brk = np.flatnonzero(np.diff(a) > thr) + 1  # where a new run starts (ascending)
     run_start = np.zeros(a.size, dtype=np.int64)
     run_start[brk] = brk

@@ -86,7 +86,13 @@ from graphpar._cox_baseline import (
     group_sums,
     strata_shift,
 )
-from graphpar._cox_problem import TIMEFIX_TOL, removal_cut, removal_rows, tie_code
+from graphpar._cox_problem import (
+    TIMEFIX_TOL,
+    chain_values,
+    removal_cut,
+    removal_rows,
+    tie_code,
+)
 from graphpar._cox_residuals import (
     SortedRows,
     cluster_labels,
@@ -602,10 +608,7 @@ def _chain_cut(min_event: np.ndarray, tmax: float, values, comm) -> np.ndarray:
     finite = np.isfinite(cut)
     if not finite.any():
         return cut
-    lim = float(cut[finite].max())
-    # as serially: the values at or below 0 stand for one 0
-    a = np.unique(np.concatenate([v[(v > 0) & (v <= lim)] for v in values] + [np.zeros(1)]))
-    thr = TIMEFIX_TOL * max(1.0, abs(float(tmax))) * (1.0 + 1e-6)
+    a, thr = chain_values(cut[finite], tmax, values)  # this rank's values, as serially
     while True:
         lo = np.searchsorted(a, cut - thr, side="left")
         hi = np.searchsorted(a, cut, side="left")
