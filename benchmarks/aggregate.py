@@ -14,20 +14,21 @@ value, i bytes per index): ``nnz*(i + s)`` for the operator's indices and values
 ``m*w*s`` for writing the output and ``8*(m+1)`` for indptr. GFLOP/s counts 2*nnz*w.
 The triad ``a = b + x*c`` counts 3 arrays of 8-byte values (STREAM's convention).
 
-``--locality`` runs only the locality study (f = 64, float32, all threads; triad and
-every variant timed in turns, medians): the kernel as it was before the tail-line
-prefetch (a copy kept here, "before") and the current kernel on numpy's H (16 bytes past
-a cache line, so a 256-byte row spans 5 lines), :func:`graphpar.aggregate` into a given
-line-aligned ``out`` and allocating its own result, with :func:`graphpar.reorder`
+``--locality`` runs only the locality study (f = 64, float32, all threads; triad and every
+variant timed in turns, medians): the kernel on numpy's H (16 bytes past a cache line, so
+a 256-byte row spans 5 lines), the baseline of the ratios, :func:`graphpar.aggregate` into
+a given line-aligned ``out`` and allocating its own result, with :func:`graphpar.reorder`
 (``rcm``, ``degree``; H and the result permuted on every call), the kernel on the
 reordered operator with H kept in the new order (a training loop's use), scipy, and a
 ceiling: the same gathers of rows of H alone (same order, prefetch and chunks; no values,
 no arithmetic per entry, no output rows), whose "%triad" (under the aggregation's traffic
-model) is as far as the kernel could go without reusing rows from cache. "%triad" is
-each turn's model GB/s over the triad of the same turn, median over turns (on a shared
-host the bandwidth changes between turns); "vs before" is the median of the per-turn
-time ratios. The model's GB/s counts every gathered row as moved, so a reordering whose
-gathers hit cache shows more GB/s than the memory moved: read the time ratios too.
+model) is as far as the kernel could go without reusing rows from cache. "%triad" is each
+turn's model GB/s over the triad of the same turn, median over turns (on a shared host the
+bandwidth changes between turns); "vs kernel" is the median of the per-turn time ratios to
+the kernel on numpy's H. (The kernel before the tail-line prefetch, against which
+docs/performance.md quotes its gain, was timed from a copy this script carried until that
+figure was taken.) The model's GB/s counts every gathered row as moved, so a reordering
+whose gathers hit cache shows more GB/s than the memory moved: read the time ratios too.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import graphpar  # noqa: E402
 from graphpar import aggregate, gcn_normalize  # noqa: E402
 from graphpar.generate import kronecker, uniform  # noqa: E402
 from graphpar.kernels.aggregate import chunk_bounds  # noqa: E402
-from graphpar.kernels.prefetch import prefetch2d, prefetch_row  # noqa: E402
+from graphpar.kernels.prefetch import prefetch_row  # noqa: E402
 from graphpar.threads import max_threads, set_threads  # noqa: E402
 
 
@@ -67,49 +68,6 @@ def triad_gbs(n: int, repeat: int) -> float:
     c = np.full(n, 2.0)
     med, _ = median_time(lambda: _triad(a, b, c, 3.0), repeat=repeat)
     return 3 * 8 * n / med / 1e9
-
-
-@njit(cache=True)
-def _rows_before(indptr, indices, data, H, out, lo, hi):
-    """The kernel's row loop before the tail-line prefetch (4 lines from the row's start)."""
-    k = out.shape[1]
-    end = indptr[hi]
-    step = max(1, 64 // H.itemsize)
-    span = min(k, 4 * step)
-    for i in range(lo, hi):
-        o = out[i]
-        for f in range(k):
-            o[f] = 0
-        j = indptr[i]
-        b = indptr[i + 1]
-        while j + 3 < b:
-            if j + 19 < end:
-                for q in range(4):
-                    r = indices[j + 16 + q]
-                    for c in range(0, span, step):
-                        prefetch2d(H, r, c)
-            w0, w1, w2, w3 = data[j], data[j + 1], data[j + 2], data[j + 3]
-            h0, h1 = H[indices[j]], H[indices[j + 1]]
-            h2, h3 = H[indices[j + 2]], H[indices[j + 3]]
-            for f in range(k):
-                o[f] += (w0 * h0[f] + w1 * h1[f]) + (w2 * h2[f] + w3 * h3[f])
-            j += 4
-        while j < b:
-            w0 = data[j]
-            h0 = H[indices[j]]
-            for f in range(k):
-                o[f] += w0 * h0[f]
-            j += 1
-
-
-@njit(parallel=True, cache=True)
-def spmm_before(indptr, indices, data, H, out):
-    """``out[:] = A @ H`` with the kernel as it was before the tail-line prefetch."""
-    m = out.shape[0]
-    nchunks = min(m, 256)
-    bounds = chunk_bounds(indptr, nchunks)
-    for c in prange(nchunks):
-        _rows_before(indptr, indices, data, H, out, bounds[c], bounds[c + 1])
 
 
 @njit(parallel=True, cache=True)
@@ -156,10 +114,9 @@ def locality(graphs: dict, repeat: int) -> None:
               f"{H.ctypes.data % 64} bytes into a cache line")
         out = np.empty_like(H)
         out_lines = empty_lines(H.shape, dt)
-        before = "before: old kernel, numpy's H"
+        baseline = "kernel, numpy's H"
         cases = {
-            before: (spmm_before, op.indptr, op.indices, op.data, H, out),
-            "kernel, numpy's H": (spmm, op.indptr, op.indices, op.data, H, out),
+            baseline: (spmm, op.indptr, op.indices, op.data, H, out),
             "aggregate, out on lines": (partial(aggregate, out=out_lines), op, H),
             "aggregate (allocates)": (aggregate, op, H),
         }
@@ -193,12 +150,12 @@ def locality(graphs: dict, repeat: int) -> None:
                 cpu[name].append(time.process_time() - c0)
         tri = np.array(tri)
         model = traffic(op, w, dt.itemsize)
-        base, cbase = np.array(times[before]), np.array(cpu[before])
+        base, cbase = np.array(times[baseline]), np.array(cpu[baseline])
         sp_t = np.array(times["scipy op @ H"])
         print(f"STREAM triad median {np.median(tri):.1f} GB/s (turns: "
               f"{', '.join(f'{x:.1f}' for x in tri)})")
-        print(f"{'variant':<30} {'ms':>8} {'model GB/s':>10} {'%triad':>7} {'vs before':>10} "
-              f"{'vs scipy':>9} {'CPU ms':>8} {'CPU vs before':>14}")
+        print(f"{'variant':<30} {'ms':>8} {'model GB/s':>10} {'%triad':>7} {'vs kernel':>10} "
+              f"{'vs scipy':>9} {'CPU ms':>8} {'CPU vs kernel':>14}")
         for name, ts in times.items():
             ts, cs = np.array(ts), np.array(cpu[name])
             med = float(np.median(ts))

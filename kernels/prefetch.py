@@ -42,28 +42,6 @@ def prefetch(typingctx, arr, idx):
     return sig, codegen
 
 
-@intrinsic
-def prefetch2d(typingctx, arr, row, col):
-    """Hint that ``arr[row, col]`` of a 2-D array will be read soon (into all cache levels)."""
-    if not (
-        isinstance(arr, types.Array) and arr.ndim == 2
-        and isinstance(row, types.Integer) and isinstance(col, types.Integer)
-    ):
-        return None
-    sig = types.void(arr, row, col)
-
-    def codegen(context, builder, signature, args):
-        arrty, rowty, colty = signature.args
-        ary = context.make_array(arrty)(context, builder, args[0])
-        r = context.cast(builder, args[1], rowty, types.intp)
-        c = context.cast(builder, args[2], colty, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, arrty, ary, [r, c], wraparound=False)
-        _emit_prefetch(builder, ptr)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
 # Lines prefetch_row covers from a row's first element (plus the line of its last).
 ROW_LINES = 4
 

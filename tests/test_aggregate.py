@@ -438,14 +438,13 @@ def test_prefetches_are_only_hints_and_emit_prefetch(dtype):
 
     from numba import njit
 
-    from graphpar.kernels.prefetch import prefetch2d, prefetch_row
+    from graphpar.kernels.prefetch import prefetch_row
 
     @njit
-    def run(a, rows, col, n):
+    def run(a, rows, n):
         s = 0.0
         for r in rows:
-            prefetch2d(a, r, col)  # rows far past the end: never faults, never writes
-            prefetch_row(a, r, n)
+            prefetch_row(a, r, n)  # rows far past the end: never faults, never writes
             s += a[r % a.shape[0], 0]
         return s
 
@@ -457,7 +456,7 @@ def test_prefetches_are_only_hints_and_emit_prefetch(dtype):
     a.flags.writeable = False
     rows = np.array([0, 3, 4, 1 << 40], dtype=np.int64)
     for n in (0, 1, 16, 64, 80):
-        assert run(a, rows, 2, n) == a[0, 0] + a[3, 0] + a[0, 0] + a[(1 << 40) % 4, 0]
+        assert run(a, rows, n) == a[0, 0] + a[3, 0] + a[0, 0] + a[(1 << 40) % 4, 0]
     np.testing.assert_array_equal(a, np.arange(4 * 80, dtype=dtype).reshape(4, 80))
     one_row(a, 1, 64)
     if platform.machine() in ("x86_64", "AMD64"):
