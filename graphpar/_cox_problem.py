@@ -62,10 +62,9 @@ def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool,
     chaining neighbours no further apart than the largest tolerance the merge
     can use (``TIMEFIX_TOL * max(1, tmax)``): never above where the merge puts
     the first event, however long its chain, and usually that event time
-    itself, so rows entering at 0 need no removal row. Without ``values`` the
-    cut is lowered by a fixed margin far above the tolerance, which a chain
-    longer than the margin can pass: the distributed fit walks the chain over
-    every rank's values instead (``graphpar.mpi._cox._chain_cut``).
+    itself, so rows entering at 0 need no removal row. ``values`` is needed
+    only with ``timefix``; the distributed fit, whose values are spread over
+    the ranks, walks the same chain instead (``graphpar.mpi._cox._chain_cut``).
 
     Examples
     --------
@@ -79,8 +78,7 @@ def removal_cut(min_event: np.ndarray, tmax: float, timefix: bool,
     if not timefix:
         return np.maximum(min_event, 0.0)
     if values is None:
-        margin = 1e-6 * (1.0 + abs(float(tmax)))
-        return np.maximum(min_event - margin, 0.0)
+        raise ValueError("removal_cut with timefix needs the time and entry values")
     cut = min_event.copy()
     finite = np.isfinite(min_event)
     if not finite.any():
