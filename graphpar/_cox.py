@@ -78,10 +78,14 @@ class CoxPH(ResidualsMixin):
         log-likelihood by the number of rows and standardises the covariates,
         so its ``penalizer`` is not on this scale.
     tol : float, default 1e-9
-        Convergence test: the Newton decrement ``g' H^-1 g`` at most
-        ``tol * max(1, |loglik|)``; one last Newton step is then taken.
+        Convergence test, R's ``coxph.control(eps=)``: the fit stops at the
+        first Newton point whose (penalised) log partial likelihood ``l``
+        satisfies ``|1 - l_best / l| <= tol``, ``l_best`` being the best value
+        before it, and reports that point. The iteration is R's, step shrinking
+        included, so the coefficients are R's to rounding; a smaller ``tol``
+        gives coefficients closer to the exact maximum than R's.
     max_iter : int, default 50
-        Most Newton steps.
+        Most likelihood evaluations after the first (R's ``iter.max``).
     timefix : bool, default True
         As R's ``coxph(timefix = TRUE)``: distinct times closer than
         ``sqrt(machine epsilon)`` (absolute, or relative to the mean of the
@@ -111,7 +115,8 @@ class CoxPH(ResidualsMixin):
         The log partial likelihood at ``coef_`` (without the penalty), as R's
         ``fit$loglik[2]``; ``log_likelihood_null_`` is its value at zero.
     n_iter_ : int
-        Newton steps taken.
+        Likelihood evaluations after the one at zero, as R's ``fit$iter``
+        counts them.
     converged_ : bool
         Whether the convergence test passed.
     feature_names_in_ : list of str
@@ -412,36 +417,41 @@ class CoxPH(ResidualsMixin):
         self.log_likelihood_null_ = ll
         if pen == 0.0:
             _check_collinear(-h, self.feature_names_in_)
+        # R's coxfit6 iteration, so that the coefficients are R's and not only close to
+        # them: a Newton step is tried; a (penalised) log-likelihood below the best so
+        # far shrinks the step towards the last accepted point, by 1/2, 1/3, 1/4, ...;
+        # the fit stops at the first trial point whose log-likelihood is within tol
+        # (relative) of the best so far, and reports that point, whose Hessian the
+        # evaluation has just given.
         converged = False
         stalled = False
         n_iter = 0
-        step = np.zeros(p)
-        for _ in range(self.max_iter):
-            step = _newton_step(-h, g, self.feature_names_in_)
-            dec = float(g @ step)
-            done = dec <= self.tol * max(1.0, abs(llp))
-            trial = beta + step
+        halving = 0
+        trial = beta + _newton_step(-h, g, self.feature_names_in_)
+        while n_iter < self.max_iter:
             n_iter += 1
             new = objective(trial)
-            halvings = 0
-            while not (np.isfinite(new[1]) and new[1] >= llp - 1e-12 * abs(llp)
-                       and np.all(np.isfinite(new[2])) and np.all(np.isfinite(new[3]))):
-                halvings += 1
-                if halvings > 40:
-                    break
-                step = 0.5 * step
-                trial = beta + step
-                new = objective(trial)
-            if halvings > 40:
-                stalled = True
-                break
-            beta = trial
-            ll, llp, g, h = new
-            bar.update(1)
-            bar.set_postfix(f"loglik {ll:.10g}")
-            if done:
+            finite = (np.isfinite(new[1]) and np.all(np.isfinite(new[2]))
+                      and np.all(np.isfinite(new[3])))
+            if finite and _relative_change(llp, new[1]) <= self.tol:
+                beta = trial
+                ll, llp, g, h = new
                 converged = True
+                bar.update(1)
                 break
+            if not finite or new[1] < llp:
+                halving += 1
+                if halving > 40:
+                    stalled = True
+                    break
+                trial = (trial + halving * beta) / (halving + 1.0)
+            else:
+                halving = 0
+                beta = trial
+                ll, llp, g, h = new
+                bar.update(1)
+                bar.set_postfix(f"loglik {ll:.10g}")
+                trial = beta + _newton_step(-h, g, self.feature_names_in_)
         info = -h
         try:
             var = scipy.linalg.cho_solve(scipy.linalg.cho_factor(info), eye)
@@ -936,6 +946,14 @@ def _check_collinear(info: np.ndarray, names: list[str]) -> None:
             + " are collinear (one is a linear combination of the others within the risk "
             "sets): remove one of them"
         )
+
+
+def _relative_change(best: float, new: float) -> float:
+    """``|1 - best / new|``, R's convergence measure, written as R writes it (0 when
+    both are 0)."""
+    if new == 0.0:
+        return 0.0 if best == 0.0 else math.inf
+    return abs(1.0 - best / new)
 
 
 def _newton_step(info: np.ndarray, g: np.ndarray, names: list[str]) -> np.ndarray:

@@ -42,6 +42,7 @@ def test_matches_r_coxph_counting(ref):
     table = read_csv(DATA / ref["data"])
     m, X, col = _fit(ref, table)
     assert m.converged_, ref["r_call"]
+    assert m.n_iter_ == ref["iter"], ref["r_call"]
     np.testing.assert_allclose(m.coef_, ref["coef"], rtol=1e-8, err_msg=ref["r_call"])
     np.testing.assert_allclose(m.se_, ref["se"], rtol=1e-8, err_msg=ref["r_call"])
     assert m.log_likelihood_ == pytest.approx(ref["loglik"], rel=1e-10), ref["r_call"]
