@@ -311,9 +311,13 @@ def kernel_call(g, source, delta, threads):
     import graphpar._shortest_paths as spm
     from graphpar.kernels import sssp as k
 
-    sample = g.weights[spm.weight_sample_positions(g.nnz)]
-    wmax = float(g.weights[np.isfinite(g.weights)].max())
-    packed = spm._search_plan(g, sample, wmax, True).packed
+    kept = spm._kept_plan(g, True)  # the plan a search of g keeps on it, when it has one
+    if kept is None:
+        sample = g.weights[spm.weight_sample_positions(g.nnz)]
+        wmax = float(g.weights[np.isfinite(g.weights)].max())
+        packed = spm._search_plan(g, sample, wmax, True).packed
+    else:
+        packed = kept[2].packed
     if packed is not None:
         d = np.empty(g.n, dtype=np.int32)
 

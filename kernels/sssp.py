@@ -478,37 +478,91 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
     return relaxed, steps, regions, growths, overflow[1], windows
 
 
+#: Edges compared at a time by the packing pass: a block that differs is written again
+#: while it is still in cache.
+PACK_BLOCK = 4096
+_LOW = np.int64(0xFFFFFFFF)
+
+
 @njit(cache=True, nogil=True)
-def _pack_pieces(c0, c1, indices, weights, packed, bad):
+def _pack_pieces(c0, c1, indices, weights, packed, force, out):
     m = indices.size
-    chunks = bad.size
+    chunks = out.shape[0]
     for c in range(c0, c1):
-        nbad = 0
-        for e in range(m * c // chunks, m * (c + 1) // chunks):
-            w = weights[e]
-            # also refuses NaN and inf: every comparison with them is false
-            good = (w >= 0.0) & (w <= 2147483647.0) & (w == np.floor(w))
-            nbad += not good
-            packed[e] = np.int64(indices[e]) | (np.int64(w if good else 0.0) << 32)
-        bad[c] = nbad
+        nbad = np.int64(0)
+        nwrote = np.int64(0)
+        top = np.int64(0)
+        lo = m * c // chunks
+        hi = m * (c + 1) // chunks
+        for b0 in range(lo, hi, PACK_BLOCK):
+            b1 = min(b0 + PACK_BLOCK, hi)
+            differ = np.int64(force)
+            block_top = np.int64(0)
+            if not force:
+                # the edges against those packed, targets and weights (as float64: exact),
+                # read-only and with no early exit, so that it vectorises; NaN differs
+                for e in range(b0, b1):
+                    q = packed[e]
+                    wq = q >> 32
+                    differ += np.int64((np.int64(indices[e]) != (q & _LOW))
+                                       | (weights[e] != np.float64(wq)))
+                    block_top = max(block_top, wq)
+            if differ != 0:
+                nwrote += 1
+                block_top = 0
+                for e in range(b0, b1):
+                    w = weights[e]
+                    # also refuses NaN and inf: every comparison with them is false
+                    good = (w >= 0.0) & (w <= 2147483647.0) & (w == np.floor(w))
+                    nbad += np.int64(not good)
+                    wi = np.int64(np.int32(w if good else 0.0))
+                    block_top = max(block_top, wi)
+                    packed[e] = np.int64(indices[e]) | (wi << 32)
+            top = max(top, block_top)
+        out[c, 0] = nbad
+        out[c, 1] = top
+        out[c, 2] = nwrote
+
+
+def refresh_integer_adjacency(indices, weights, packed, force=False):
+    """Make ``packed[e] = indices[e] | weights[e] << 32`` where the edges changed.
+
+    The integer path's adjacency: one 8-byte stream instead of a 4-byte and an
+    8-byte one. A block of ``PACK_BLOCK`` edges is packed again only when one
+    of its targets or weights differs from what ``packed`` holds; with
+    ``force`` (for an array never filled) every block is. So refreshing a kept
+    ``packed`` whose graph did not change reads the indices, the weights and
+    ``packed`` (20 bytes an edge with int32 indices) and writes nothing, and
+    neither weights nor targets edited in place are ever searched stale.
+
+    Returns ``(ok, changed, top)``: ``ok`` when every weight is an integer in
+    ``[0, 2**31 - 1]`` (a weight equal to its packed value is one; the others
+    are checked as they are packed), so that none is negative, NaN or
+    infinite: the weight check of a search on a kept ``packed``. Otherwise
+    ``packed`` is unusable. ``changed``: some block was written; ``top``: the
+    largest weight (after an ``ok`` pass).
+
+    One pass in pieces on the Numba thread count
+    (:func:`graphpar.kernels.cox.run_chunks`, no parallel region to compile).
+    """
+    chunks = 64 if indices.size >= 1 << 20 else 1
+    out = np.zeros((chunks, 8), dtype=np.int64)  # a row per piece: no shared cache line
+    force = bool(force)
+    if chunks == 1:
+        _pack_pieces(0, 1, indices, weights, packed, force, out)  # run_chunks costs more
+        return not out[0, 0], bool(out[0, 2]), int(out[0, 1])
+    run_chunks(_pack_pieces, chunks, indices, weights, packed, force, out)
+    return not out[:, 0].any(), bool(out[:, 2].any()), int(out[:, 1].max())
 
 
 def pack_integer_adjacency(indices, weights, packed):
     """Pack ``(indices[e], weights[e])`` into ``packed[e] = indices[e] | weights[e] << 32``.
 
-    The integer path's adjacency: one 8-byte stream instead of a 4-byte and an
-    8-byte one. Returns True when every weight is an integer in
-    ``[0, 2**31 - 1]`` (then ``packed`` is complete), False otherwise (then
-    ``packed`` is unusable). One pass with no early exit, in pieces on the
-    Numba thread count (:func:`graphpar.kernels.cox.run_chunks`, no parallel
-    region to compile); it runs on every search of a kept plan, so that weights
-    edited in place are packed again (rewriting an existing ``packed`` touches
-    no fresh memory).
+    Returns True when every weight is an integer in ``[0, 2**31 - 1]`` (then
+    ``packed`` is complete), False otherwise (then ``packed`` is unusable):
+    :func:`refresh_integer_adjacency` of every block.
     """
-    chunks = 64 if indices.size >= 1 << 20 else 1
-    bad = np.zeros(chunks, dtype=np.int64)
-    run_chunks(_pack_pieces, chunks, indices, weights, packed, bad)
-    return not bad.any()
+    return refresh_integer_adjacency(indices, weights, packed, force=True)[0]
 
 
 # --------------------------------------------------------------------------- Dijkstra

@@ -842,15 +842,106 @@ def test_weights_edited_in_place_outside_the_sample_are_searched_fresh():
 
 def test_scipy_input_is_not_packed_for_one_source(monkeypatch):
     calls = []
-    real = ksssp.pack_integer_adjacency
+    real = ksssp.refresh_integer_adjacency
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         calls.append(1)
-        return real(*args)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(ksssp, "pack_integer_adjacency", spy)
+    monkeypatch.setattr(ksssp, "refresh_integer_adjacency", spy)
     A = _int_graph(800, 5000, 9, 5).to_scipy()
     np.testing.assert_array_equal(sssp(A, 0), dijkstra(A, indices=0))
     assert calls == []
     np.testing.assert_array_equal(sssp(A, [0, 1]), dijkstra(A, indices=[0, 1]))
     assert calls == [1]
+
+
+@pytest.mark.parametrize("bad, message", [(-3.0, "negative edge weight"),
+                                          (np.nan, "NaN edge weight")])
+def test_kept_graph_edited_to_a_bad_weight_raises_naming_the_edge(bad, message):
+    # a kept plan's packing pass is also the weight check: when it fails, the full check
+    # runs and names the edge, as on a first call
+    g = _int_graph(2000, 12000, 40, 6)
+    ref = dijkstra(g.to_scipy(), indices=3)
+    np.testing.assert_array_equal(sssp(g, 3), ref)
+    assert _packed_state(g) is True
+    k = 9876
+    u = int(np.searchsorted(g.indptr, k, side="right") - 1)
+    old = g.weights[k]
+    g.weights[k] = bad
+    with pytest.raises(ValueError, match=rf"{message}: edge \({u}, {int(g.indices[k])}, "):
+        sssp(g, 3)
+    g.weights[k] = old  # repaired in place: the float path (the plan dropped its packing)
+    np.testing.assert_array_equal(sssp(g, 3), ref)
+
+
+def test_kept_graph_edited_in_place_follows_the_largest_weight():
+    # the packing pass returns the largest weight: an edit that raises it, outside the
+    # weight sample, must reach the bucket width as default_delta sees it
+    from graphpar._shortest_paths import weight_sample_positions
+
+    g = graphpar.generate.grid_road(100, seed=2)
+    _, st0 = sssp(g, 0, return_stats=True)
+    assert st0.delta == graphpar.default_delta(g)
+    sampled = np.zeros(g.nnz, dtype=bool)
+    sampled[weight_sample_positions(g.nnz)] = True
+    k = int(np.flatnonzero(~sampled)[11])
+    g.weights[k] = 2.0**31 - 1  # the largest weight the integer path takes
+    d, st1 = sssp(g, 0, return_stats=True)
+    np.testing.assert_array_equal(d, dijkstra(g.to_scipy(), indices=0))
+    assert _packed_state(g) is True
+    assert g._packed.wmax == 2.0**31 - 1
+    assert st1.delta == graphpar.default_delta(g)
+
+
+@pytest.mark.parametrize("m", [5000, (1 << 20) + 12345])  # one piece, and 64 pieces
+def test_refresh_integer_adjacency_packs_checks_and_reports_changes(m):
+    rng = np.random.default_rng(m)
+    ind = rng.integers(0, 2**31 - 1, m).astype(np.int32)
+    w = rng.integers(0, 2**31, m).astype(np.float64)
+    w[rng.integers(0, m, 20)] = 2.0**31 - 1
+    w[7] = -0.0  # not negative
+    packed = np.zeros(m, dtype=np.int64)
+
+    def expected():
+        return ind.astype(np.int64) | (w.astype(np.int64) << 32)
+
+    # force: every block is written, even one that already holds its edges
+    assert ksssp.refresh_integer_adjacency(ind, w, packed, force=True) == (True, True, 2**31 - 1)
+    np.testing.assert_array_equal(packed, expected())
+    assert ksssp.refresh_integer_adjacency(ind, w, packed) == (True, False, 2**31 - 1)
+    for k in (0, m // 2 + 1, m - 1):  # a weight edited anywhere is found and packed
+        w[k] = 3.0
+        ok, changed, _ = ksssp.refresh_integer_adjacency(ind, w, packed)
+        assert ok and changed
+        assert packed[k] == int(ind[k]) | (3 << 32)
+    for k in (1, m // 3, m - 2):  # and so is a target
+        ind[k] = 12345
+        ok, changed, _ = ksssp.refresh_integer_adjacency(ind, w, packed)
+        assert ok and changed
+        assert packed[k] & 0xFFFFFFFF == 12345
+    np.testing.assert_array_equal(packed, expected())
+    for bad in (0.5, -1.0, np.nan, np.inf, 2.0**31):
+        v = w.copy()
+        v[m - 2] = bad
+        assert not ksssp.refresh_integer_adjacency(ind, v, packed.copy())[0]
+    # the largest weight is reported whether or not its block was written
+    v = np.minimum(w, 255.0)
+    assert ksssp.refresh_integer_adjacency(ind, v, packed, force=True)[2] == 255
+    assert ksssp.refresh_integer_adjacency(ind, v, packed) == (True, False, 255)
+    v[m // 3] = 70000.0
+    assert ksssp.refresh_integer_adjacency(ind, v, packed) == (True, True, 70000)
+
+
+def test_kept_graph_with_targets_edited_in_place_is_searched_fresh():
+    g = _int_graph(3000, 20000, 255, 7)
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+    assert _packed_state(g) is True
+    rng = np.random.default_rng(3)
+    # edges redirected in place, away from the weight sample's positions too
+    where = rng.integers(0, g.nnz, 500)
+    g.indices[where] = rng.integers(0, g.n, 500).astype(g.indices.dtype)
+    g.weights[123] = 70000.0
+    np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
+    assert _packed_state(g) is True
+    assert g._packed.wmax == 70000.0
