@@ -50,7 +50,8 @@ from numba import njit, prange  # noqa: E402
 import graphpar  # noqa: E402
 from graphpar import aggregate, gcn_normalize  # noqa: E402
 from graphpar.generate import kronecker, uniform  # noqa: E402
-from graphpar.kernels.aggregate import chunk_bounds  # noqa: E402
+from graphpar.kernels.aggregate import NCHUNKS, chunk_bounds  # noqa: E402
+from graphpar.kernels.atomics import fetch_add  # noqa: E402
 from graphpar.kernels.prefetch import prefetch_row  # noqa: E402
 from graphpar.threads import max_threads, set_threads  # noqa: E402
 
@@ -73,22 +74,30 @@ def triad_gbs(n: int, repeat: int) -> float:
 @njit(parallel=True, cache=True)
 def gather_only(indptr, indices, H, acc):
     """Sum the rows of ``H`` that ``A @ H`` gathers, in its order, with its prefetch and
-    chunks, into ``acc[c]`` per chunk: the gathers without the arithmetic per entry, the
-    operator's values or the output rows (a ceiling for the kernel)."""
-    nchunks = acc.shape[0]
+    chunks (taken from a shared counter), into ``acc[t]`` per worker ``t``: the gathers
+    without the arithmetic per entry, the operator's values or the output rows (a ceiling
+    for the kernel at widths of at most one tile)."""
+    m = indptr.size - 1
+    nchunks = min(m, NCHUNKS)
     k = H.shape[1]
     bounds = chunk_bounds(indptr, nchunks)
-    step = max(1, 64 // H.itemsize)
-    span = min(k, 4 * step)
-    for c in prange(nchunks):
-        a = acc[c]
-        end = indptr[bounds[c + 1]]
-        for j in range(indptr[bounds[c]], end):
-            if j + 16 < end:
-                prefetch_row(H, indices[j + 16], span)
-            h = H[indices[j]]
-            for f in range(k):
-                a[f] += h[f]
+    span = min(k, 4 * max(1, 64 // H.itemsize))
+    taken = np.zeros(1, dtype=np.int64)
+    for t in prange(acc.shape[0]):
+        a = acc[t]
+        c = fetch_add(taken, 0, 1)
+        while c < nchunks:
+            start = indptr[bounds[c]]
+            end = indptr[bounds[c + 1]]
+            for j in range(start, min(start + 16, end)):
+                prefetch_row(H, indices[j], span)
+            for j in range(start, end):
+                if j + 16 < end:
+                    prefetch_row(H, indices[j + 16], span)
+                h = H[indices[j]]
+                for f in range(k):
+                    a[f] += h[f]
+            c = fetch_add(taken, 0, 1)
 
 
 def traffic(op, w: int, s: int) -> float:
@@ -134,7 +143,7 @@ def locality(graphs: dict, repeat: int) -> None:
             cases[f"kernel, {method} order kept"] = (
                 spmm, rop.op.indptr, rop.op.indices, rop.op.data, hp, out_lines)
         cases["scipy op @ H"] = (op.__matmul__, H)
-        acc = np.zeros((min(n, 256), w), dtype=dt)
+        acc = np.zeros((max_threads(), w), dtype=dt)
         cases["ceiling: the gathers alone"] = (gather_only, op.indptr, op.indices, H, acc)
         for fn, *fargs in cases.values():
             fn(*fargs)  # compile and warm up

@@ -46,6 +46,34 @@ def prefetch(typingctx, arr, idx):
 ROW_LINES = 4
 
 
+def _emit_row_prefetches(context, builder, arrty, arr, row, rowty, start, startty, n, nty):
+    """The prefetches of :func:`prefetch_row` for ``arr[row, start:start + n]``."""
+    ary = context.make_array(arrty)(context, builder, arr)
+    intp = context.get_value_type(types.intp)
+    r = context.cast(builder, row, rowty, types.intp)
+    col = context.cast(builder, start, startty, types.intp)
+    count = builder.sub(context.cast(builder, n, nty, types.intp), ir.Constant(intp, 1))
+    first = cgutils.get_item_pointer(context, builder, arrty, ary, [r, col], wraparound=False)
+    i8p = ir.IntType(8).as_pointer()
+    p0 = builder.bitcast(first, i8p)
+    # The clamps compare byte offsets from the first element, which fold to constants
+    # when n is one (a kernel's tile width): then no select is left.
+    if arrty.layout == "C":
+        stride = ir.Constant(intp, context.get_abi_sizeof(context.get_data_type(arrty.dtype)))
+    else:
+        stride = cgutils.unpack_tuple(builder, ary.strides, 2)[1]
+    last = builder.mul(count, stride)
+    pe = builder.gep(p0, [last])
+    for i in range(ROW_LINES):
+        if i == 0:
+            p = p0
+        else:
+            before = builder.icmp_signed("<", ir.Constant(intp, 64 * i), last)
+            p = builder.gep(p0, [builder.select(before, ir.Constant(intp, 64 * i), last)])
+        _emit_prefetch(builder, p)
+    _emit_prefetch(builder, pe)
+
+
 @intrinsic
 def prefetch_row(typingctx, arr, row, n):
     """Hint that ``arr[row, :n]`` of a 2-D array (rows contiguous) will be read soon.
@@ -65,25 +93,29 @@ def prefetch_row(typingctx, arr, row, n):
 
     def codegen(context, builder, signature, args):
         arrty, rowty, nty = signature.args
-        ary = context.make_array(arrty)(context, builder, args[0])
-        r = context.cast(builder, args[1], rowty, types.intp)
-        last = builder.sub(context.cast(builder, args[2], nty, types.intp),
-                           context.get_constant(types.intp, 1))
         zero = context.get_constant(types.intp, 0)
-        first = cgutils.get_item_pointer(context, builder, arrty, ary, [r, zero],
-                                         wraparound=False)
-        end = cgutils.get_item_pointer(context, builder, arrty, ary, [r, last],
-                                       wraparound=False)
-        i8p = ir.IntType(8).as_pointer()
-        p0 = builder.bitcast(first, i8p)
-        pe = builder.bitcast(end, i8p)
-        intp = context.get_value_type(types.intp)
-        ie = builder.ptrtoint(pe, intp)
-        for i in range(ROW_LINES):
-            p = builder.gep(p0, [ir.Constant(intp, 64 * i)]) if i else p0
-            before = builder.icmp_unsigned("<", builder.ptrtoint(p, intp), ie)
-            _emit_prefetch(builder, builder.select(before, p, pe))
-        _emit_prefetch(builder, pe)
+        _emit_row_prefetches(context, builder, arrty, args[0], args[1], rowty,
+                             zero, types.intp, args[2], nty)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch_part(typingctx, arr, row, start, n):
+    """Hint that ``arr[row, start:start + n]`` will be read soon: :func:`prefetch_row`
+    from column ``start`` (``n >= 1``)."""
+    if not (
+        isinstance(arr, types.Array) and arr.ndim == 2 and isinstance(row, types.Integer)
+        and isinstance(start, types.Integer) and isinstance(n, types.Integer)
+    ):
+        return None
+    sig = types.void(arr, row, start, n)
+
+    def codegen(context, builder, signature, args):
+        arrty, rowty, startty, nty = signature.args
+        _emit_row_prefetches(context, builder, arrty, args[0], args[1], rowty,
+                             args[2], startty, args[3], nty)
         return context.get_dummy_value()
 
     return sig, codegen

@@ -360,6 +360,31 @@ def test_aggregate_bad_input():
         aggregate(bad_idx, H)
 
 
+@pytest.mark.parametrize("dtype, width", [(np.float32, 85), (np.float64, 43), (np.float32, 7)])
+def test_kernel_tiles_and_chunks(dtype, width):
+    """Whole 256-byte tiles, 64-byte tiles and the last columns (85 = 64 + 16 + 5 float32,
+    43 = 32 + 8 + 3 float64): the parallel kernel (chunks taken in any order by any
+    thread) gives the serial kernel's bits, and scipy's products within rounding."""
+    rng = np.random.default_rng(width)
+    n, nnz = 3000, 60000
+    A = random_operator(rng, n, n, nnz, dtype)
+    A.sum_duplicates()
+    H = rng.standard_normal((n, width)).astype(dtype)
+    par = np.full((n, width), np.nan, dtype=dtype)
+    ser = np.full((n, width), np.nan, dtype=dtype)
+    K.spmm(A.indptr, A.indices, A.data, H, par)
+    K.spmm_rows(A.indptr, A.indices, A.data, H, ser, 0, n)
+    np.testing.assert_array_equal(par, ser)
+    ref = A.astype(np.float64) @ H.astype(np.float64)
+    absref = abs(A.astype(np.float64)) @ np.abs(H.astype(np.float64))
+    close(par, ref, absref, 1e-5 if dtype == np.float32 else 1e-12)
+    # rows lo..hi only: the others untouched
+    part = np.full((n, width), np.nan, dtype=dtype)
+    K.spmm_rows(A.indptr, A.indices, A.data, H, part, 100, 2000)
+    np.testing.assert_array_equal(part[100:2000], ser[100:2000])
+    assert np.isnan(part[:100]).all() and np.isnan(part[2000:]).all()
+
+
 def test_kernel_chunks_cover_rows():
     rng = np.random.default_rng(7)
     deg = rng.zipf(1.5, 1000).clip(0, 5000)
