@@ -751,15 +751,21 @@ def _combine(starts, hess_mode, tail2, carry_s1, carry_s2, c0, had, lle, res, l1
         carry_s2[:, :] = c2_out + np.triu(c2_out, 1).T
 
 
-_ROW_BLOCK = 32768  # rows per block of the gather
+_ROW_BLOCK = 4096  # rows per block of the gather: its buffer (p x 4096) stays in L2
 
 
 def _gather_blocks(b_lo, b_hi, X, order, center, out):
-    """Blocks ``[b_lo, b_hi)`` of :func:`gather_rows`: NumPy, which releases the GIL."""
+    """Blocks ``[b_lo, b_hi)`` of :func:`gather_rows`: NumPy, which releases the GIL.
+
+    One buffer per call (not one per block: a fresh allocation of that size is
+    fresh pages, whose first touch costs as much as the copy).
+    """
+    buf = np.empty((_ROW_BLOCK, X.shape[1]))
     for b in range(b_lo, b_hi):
         lo = b * _ROW_BLOCK
         hi = min(order.size, lo + _ROW_BLOCK)
-        rows = np.take(X, order[lo:hi], axis=0, mode="clip")  # "raise" would buffer a copy
+        rows = buf[:hi - lo]
+        np.take(X, order[lo:hi], axis=0, mode="clip", out=rows)  # "raise" would buffer a copy
         rows -= center
         out[:, lo:hi] = rows.T
 
@@ -842,11 +848,15 @@ def tie_flags(time, strata, flags):
 def first_nonfinite_row(X):
     """Return the first row of ``X`` (n, p) float64 holding a NaN or an infinity, or -1.
 
-    One matrix-vector product finds the candidates (a NaN or an infinity makes
+    The column sums come first (one pass, ``einsum``; at 1e7 x 10 a third of the
+    time of the row sums): all finite, no entry can be NaN or infinite. Otherwise
+    one matrix-vector product finds the candidates (a NaN or an infinity makes
     its row's sum non-finite; finite rows whose sum overflows are checked again).
     """
     n, p = X.shape
     if n == 0 or p == 0:
+        return -1
+    if np.isfinite(np.einsum("ij->j", X)).all():
         return -1
     cand = np.flatnonzero(~np.isfinite(X @ np.ones(p)))
     if cand.size:

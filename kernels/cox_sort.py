@@ -1,10 +1,11 @@
 """Parallel stable LSD radix argsort for the Cox row order (stratum, time descending).
 
 NumPy's argsort of 1e7 float64 keys takes seconds on these machines; an LSD radix
-sort over 11-bit digits with per-block histograms runs its passes in parallel and
-skips the digits on which all keys agree. The two compiled steps of a pass
-(histogram, scatter) are one small ``nogil`` Numba function run on the Numba
-thread count by :func:`graphpar.kernels.cox.run_chunks`; the rest is NumPy, so a
+sort over digits of up to 12 bits of the keys minus the smallest, with per-block
+histograms, runs its passes in parallel and skips the digits on which all keys agree.
+The two compiled steps of a pass (histogram, scatter) are one small ``nogil``
+Numba function run on the Numba thread count by
+:func:`graphpar.kernels.cox.run_chunks`; the rest is NumPy, so a
 cold cache compiles little.
 """
 
@@ -13,8 +14,7 @@ from numba import njit
 
 from .cox import run_chunks
 
-_BITS = 11
-_RADIX = 1 << _BITS
+_MAX_BITS = 12  # the widest digit: 4096 buckets per block
 _NEG_ZERO = np.uint64(1 << 63)
 
 
@@ -24,7 +24,7 @@ def _digit_blocks(b_lo, b_hi, keys, idx, keys_out, idx_out, shift, step, hist, s
     into ``hist[b]`` or, with ``scatter``, move each key to the position ``hist[b]``
     holds for its digit (stably)."""
     n = keys.size
-    mask = np.uint64(_RADIX - 1)
+    mask = np.uint64(hist.shape[1] - 1)
     for b in range(b_lo, b_hi):
         lo = b * step
         hi = min(n, lo + step)
@@ -47,17 +47,23 @@ NUMPY_SORT_BELOW = 1 << 16
 
 
 def _radix(keys, idx, nbits, nblocks):
-    """Stable LSD radix sort of ``keys`` (uint64) carrying ``idx``; only the low ``nbits``."""
+    """Stable LSD radix sort of ``keys`` (uint64) carrying ``idx``; only the low ``nbits``.
+
+    Digits of up to 12 bits, as few passes as that allows (57 bits: 5 passes of 12).
+    """
     n = keys.size
     if n < NUMPY_SORT_BELOW:
         low = keys if nbits >= 64 else keys & np.uint64((1 << nbits) - 1)
         perm = np.argsort(low, kind="stable")
         return keys[perm], idx[perm]
+    npass = max(1, -(-nbits // _MAX_BITS))
+    bits = -(-max(nbits, 1) // npass)
+    radix = 1 << bits
     step = (n + nblocks - 1) // nblocks
     k2 = np.empty(n, dtype=np.uint64)
     i2 = np.empty(n, dtype=np.int64)
-    hist = np.empty((nblocks, _RADIX), dtype=np.int64)
-    for shift in range(0, nbits, _BITS):
+    hist = np.empty((nblocks, radix), dtype=np.int64)
+    for shift in range(0, nbits, bits):
         hist[:] = 0
         run_chunks(_digit_blocks, nblocks, keys, idx, k2, i2, np.uint64(shift), step, hist,
                    False)
@@ -66,7 +72,7 @@ def _radix(keys, idx, nbits, nblocks):
         # exclusive prefix over (digit, block): where block b's keys of digit d start
         flat = hist.T.ravel()
         start = np.cumsum(flat) - flat
-        hist[:] = start.reshape(_RADIX, nblocks).T
+        hist[:] = start.reshape(radix, nblocks).T
         run_chunks(_digit_blocks, nblocks, keys, idx, k2, i2, np.uint64(shift), step, hist,
                    True)
         keys, k2 = k2, keys
@@ -147,7 +153,12 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False,
     keys = np.where(tbits == _NEG_ZERO, np.uint64(0), tbits)
     np.invert(keys, out=keys)
     idx = np.arange(n, dtype=np.int64)
-    keys, idx = _radix(keys, idx, 64, nblocks)
+    # only the bits in which the keys differ from the smallest are sorted on
+    kmin = keys.min() if n else np.uint64(0)
+    keys -= kmin
+    nbits = int(keys.max()).bit_length() if n else 0
+    keys, idx = _radix(keys, idx, nbits, nblocks)
+    keys += kmin
     np.invert(keys, out=keys)
     ts = keys.view(np.float64)  # the times sorted descending (-0.0 as 0.0)
     shift = 0.0
