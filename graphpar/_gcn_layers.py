@@ -167,7 +167,10 @@ class SparseInput:
         X = sp.csr_array(X)
         X.sum_duplicates()
         self.shape = X.shape
-        self.indptr = X.indptr.astype(np.int64)
+        # offsets in int32 when they fit, as the GCN operator's: the aggregation kernel
+        # then compiles one signature for both (a cold first fit compiles it once)
+        self._offsets = np.int32 if X.nnz <= np.iinfo(np.int32).max else np.int64
+        self.indptr = X.indptr.astype(self._offsets)
         self.indices = X.indices.astype(np.int32 if X.shape[1] < 2**31 else np.int64)
         self.data = X.data.astype(dtype)
         self._transpose = None
@@ -200,7 +203,7 @@ class SparseInput:
                                  shape=self.shape).T.tocsr()
             order.sort_indices()
             self._transpose = (
-                order.indptr.astype(np.int64),
+                order.indptr.astype(self._offsets),
                 order.indices.astype(np.int32 if self.shape[0] < 2**31 else np.int64),
                 order.data.astype(np.int64),
             )
