@@ -500,13 +500,14 @@ def _pack_pieces(c0, c1, indices, weights, packed, force, out):
             block_top = np.int64(0)
             if not force:
                 # the edges against those packed, targets and weights (as float64: exact),
-                # read-only and with no early exit, so that it vectorises; NaN differs
+                # read-only and with no early exit, so that it vectorises (in 32-bit
+                # halves: AVX2 converts int32, not int64, to float64); NaN differs
                 for e in range(b0, b1):
                     q = packed[e]
-                    wq = q >> 32
+                    wq = np.int32(q >> 32)
                     differ += np.int64((np.int64(indices[e]) != (q & _LOW))
                                        | (weights[e] != np.float64(wq)))
-                    block_top = max(block_top, wq)
+                    block_top = max(block_top, np.int64(wq))
             if differ != 0:
                 nwrote += 1
                 block_top = 0
