@@ -343,7 +343,8 @@ def _kept_plan(csgraph, directed: bool) -> tuple[Graph, float, _Packed] | None:
     :class:`Graph` whose kept plan (:func:`_search_plan`) has a packed
     adjacency for its current arrays, and one pass
     (:func:`graphpar.kernels.sssp.refresh_integer_adjacency`) both refreshes
-    that adjacency (the blocks whose weights changed since it was filled) and
+    that adjacency (the blocks whose targets or weights changed since it was
+    filled) and
     proves every weight an integer in ``[0, 2**31 - 1]``: then no weight is
     negative, NaN or infinite, which is all
     :func:`graphpar._validation.validate_graph` would check, and the pass
