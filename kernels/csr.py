@@ -247,8 +247,11 @@ def _weight_pieces(c0, c1, bits, reject_negative, reject_inf, nbad, top):
         # integer tests on the IEEE bit patterns with no early exit, so the loop vectorises
         bad = np.int64(0)
         mx = np.int64(0)
-        for k in range(m * c // chunks, m * (c + 1) // chunks):
-            b = bits[k]
+        piece = bits[m * c // chunks:m * (c + 1) // chunks]
+        # a loop from 0 over a slice: from another start, Numba's negative-index check
+        # stays in the loop and blocks the vectorisation
+        for k in range(piece.size):
+            b = piece[k]
             a = b & _ABS_MASK
             neg = (b < 0) & (a != 0)  # -0.0 is not negative; -inf is
             bad += (a > _INF_BITS) | (reject_negative & neg) | (reject_inf & (a == _INF_BITS))

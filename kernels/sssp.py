@@ -496,30 +496,35 @@ def _pack_pieces(c0, c1, indices, weights, packed, force, out):
         hi = m * (c + 1) // chunks
         for b0 in range(lo, hi, PACK_BLOCK):
             b1 = min(b0 + PACK_BLOCK, hi)
-            differ = np.int64(force)
-            block_top = np.int64(0)
+            # slices, indexed from 0: with a loop from b0, Numba's negative-index check
+            # stays in the loop and it does not vectorise (4x slower, measured)
+            idx = indices[b0:b1]
+            wts = weights[b0:b1]
+            pk = packed[b0:b1]
+            differ = np.int32(force)
+            block_top = np.int32(0)
             if not force:
                 # the edges against those packed, targets and weights (as float64: exact),
                 # read-only and with no early exit, so that it vectorises (in 32-bit
                 # halves: AVX2 converts int32, not int64, to float64); NaN differs
-                for e in range(b0, b1):
-                    q = packed[e]
+                for e in range(pk.size):
+                    q = pk[e]
                     wq = np.int32(q >> 32)
-                    differ += np.int64((np.int64(indices[e]) != (q & _LOW))
-                                       | (weights[e] != np.float64(wq)))
-                    block_top = max(block_top, np.int64(wq))
+                    differ |= (np.int32(np.int64(idx[e]) != (q & _LOW))
+                               | np.int32(wts[e] != np.float64(wq)))
+                    block_top = max(block_top, wq)
             if differ != 0:
                 nwrote += 1
-                block_top = 0
-                for e in range(b0, b1):
-                    w = weights[e]
+                block_top = np.int32(0)
+                for e in range(pk.size):
+                    w = wts[e]
                     # also refuses NaN and inf: every comparison with them is false
                     good = (w >= 0.0) & (w <= 2147483647.0) & (w == np.floor(w))
                     nbad += np.int64(not good)
-                    wi = np.int64(np.int32(w if good else 0.0))
+                    wi = np.int32(w if good else 0.0)
                     block_top = max(block_top, wi)
-                    packed[e] = np.int64(indices[e]) | (wi << 32)
-            top = max(top, block_top)
+                    pk[e] = np.int64(idx[e]) | (np.int64(wi) << 32)
+            top = max(top, np.int64(block_top))
         out[c, 0] = nbad
         out[c, 1] = top
         out[c, 2] = nwrote
