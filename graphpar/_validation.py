@@ -195,9 +195,10 @@ def check_limit(limit, name: str = "limit") -> float:
     ...
     ValueError: limit must be >= 0, got -1.0
     """
-    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {limit!r}")
-    limit = float(limit)
+    if type(limit) is not float:  # a float (inf, the default) needs no ABC check
+        if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Real):
+            raise TypeError(f"{name} must be a real number, got {limit!r}")
+        limit = float(limit)
     if math.isnan(limit) or limit < 0:
         raise ValueError(f"{name} must be >= 0, got {limit!r}")
     return limit
@@ -251,6 +252,8 @@ def check_sources(source, n: int | Graph, name: str = "source") -> tuple[np.ndar
                 raise TypeError(f"{name} must be one label or a 1-D array of labels, got shape "
                                 f"{idx.shape}")
             return idx, False
+    if type(source) is int and -n <= source < n:  # the common case, without the ABC checks
+        return np.array([source % n], dtype=np.int64), True
     if isinstance(source, (str, bytes)):
         raise TypeError(
             f"{name} = {source!r} is a label, but this graph has no labels (its vertices are "

@@ -478,6 +478,18 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
     return relaxed, steps, regions, growths, overflow[1], windows
 
 
+
+@njit(cache=True)
+def float_distances(idist, dist):
+    """``dist[v] = idist[v]`` as float64, ``inf`` where ``idist[v]`` is ``INT_UNREACHED``.
+
+    The integer path's result in one pass (NumPy needs three: a cast, a comparison
+    into a new mask, a masked store).
+    """
+    for v in range(idist.size):
+        d = idist[v]
+        dist[v] = np.inf if d == INT_UNREACHED else np.float64(d)
+
 #: Edges compared at a time by the packing pass: a block that differs is written again
 #: while it is still in cache.
 PACK_BLOCK = 4096

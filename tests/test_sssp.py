@@ -945,3 +945,17 @@ def test_kept_graph_with_targets_edited_in_place_is_searched_fresh():
     np.testing.assert_array_equal(sssp(g, 0), dijkstra(g.to_scipy(), indices=0))
     assert _packed_state(g) is True
     assert g._packed.wmax == 70000.0
+
+
+def test_integer_path_unreachable_and_thread_count_restored():
+    # a kept Graph with integer weights takes the int32 path; its unreached vertices
+    # (never reached, or past the limit) must come back as inf, as scipy's do
+    g = graphpar.Graph.from_edges([0, 1, 3, 2], [1, 2, 4, 5], [1.0, 2.0, 3.0, 7.0], n=7)
+    A = g.to_scipy()
+    before = graphpar.get_threads()
+    for threads in (None, 1, before):
+        for limit in (np.inf, 3.0, 2.5):
+            got = sssp(g, 0, limit=limit, threads=threads)
+            np.testing.assert_array_equal(got, dijkstra(A, indices=0, limit=limit))
+            assert graphpar.get_threads() == before
+    assert g._packed.packed is not None  # the integer path ran
