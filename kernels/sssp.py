@@ -478,7 +478,6 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
     return relaxed, steps, regions, growths, overflow[1], windows
 
 
-
 @njit(cache=True)
 def float_distances(idist, dist):
     """``dist[v] = idist[v]`` as float64, ``inf`` where ``idist[v]`` is ``INT_UNREACHED``.
@@ -489,6 +488,7 @@ def float_distances(idist, dist):
     for v in range(idist.size):
         d = idist[v]
         dist[v] = np.inf if d == INT_UNREACHED else np.float64(d)
+
 
 #: Edges compared at a time by the packing pass: a block that differs is written again
 #: while it is still in cache.
