@@ -87,8 +87,9 @@ class Graph:
     It keeps what it derives from them (:meth:`symmetrized`), so they are
     taken as fixed: give a graph new arrays rather than editing them in place.
     (Integer-weight searches also keep a packed adjacency on the graph, 8
-    bytes per stored edge, see :func:`graphpar.sssp`; they fill it again from
-    the arrays on every call, so it never goes stale.)
+    bytes per stored edge, see :func:`graphpar.sssp`; every call compares it with
+    the arrays and packs again the blocks of edges that changed, so it never goes
+    stale.)
     Rows need not be sorted and may hold duplicates only when built directly
     from arrays; the ``from_*`` constructors sort rows and collapse
     duplicates to their smallest weight.
