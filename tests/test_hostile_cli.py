@@ -216,8 +216,16 @@ def test_ctrl_c_prints_interrupted_once(ranks, tmp_path):
     cmd = [sys.executable, "-m", "graphpar", "sssp", str(fifo), "--source", "0"]
     if ranks is not None:
         cmd = [mpiexec(), "-n", str(ranks), *cmd]
+    cap = limit_memory(MEMORY_CAP)
+
+    def preexec():
+        cap()
+        # as from a terminal: a test runner started in the background (nohup, `&` in a
+        # script) ignores SIGINT, and the job would inherit that and never see the Ctrl-C
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=mpi_env(1), preexec_fn=limit_memory(MEMORY_CAP))
+                            env=mpi_env(1), preexec_fn=preexec)
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:
