@@ -184,8 +184,8 @@ def compact_rows(old_indptr, new_indptr, cols, vals, out_cols, out_vals):
                out_cols, out_vals)
 
 
-#: Below this many entries the two checks below run in NumPy: a first call on a small
-#: graph then compiles neither kernel (half a second together).
+#: Below this many entries the checks below (sorted rows, index range, weights) run in
+#: NumPy: a first call on a small graph then compiles none of their kernels.
 NUMPY_CHECK_BELOW = 1 << 16
 
 
@@ -268,6 +268,23 @@ def weight_scan(bits, reject_negative, reject_inf, nbad, top):
                nbad, top)
 
 
+def _first_bad_weight_numpy(bits, reject_negative, reject_inf):
+    """:func:`first_bad_weight` on a small array, in NumPy (the same tests on the bits)."""
+    a = bits & _ABS_MASK
+    bad = a > _INF_BITS
+    if reject_negative:
+        bad |= (bits < 0) & (a != 0)
+    if reject_inf:
+        bad |= a == _INF_BITS
+    wmax = float(np.max(bits[bits < _INF_BITS], initial=0).view(np.float64))
+    hits = np.flatnonzero(bad)
+    if hits.size == 0:
+        return -1, 0, wmax
+    k = int(hits[0])
+    code = 1 if a[k] > _INF_BITS else 2 if reject_negative and bits[k] < 0 else 3
+    return k, code, wmax
+
+
 def first_bad_weight(w, reject_negative, reject_inf, chunks):
     """Return ``(k, code, wmax)``: the first weight that breaks the rule, and the largest one.
 
@@ -279,10 +296,14 @@ def first_bad_weight(w, reject_negative, reject_inf, chunks):
     One pass over ``w`` in ``chunks`` parallel pieces (:func:`weight_scan`); only
     the first piece that fails is searched again for the position. ``-0.0`` is
     not negative. The search and the reductions are numpy, not compiled: a
-    kernel for them would cost seconds of compilation on the first call.
+    kernel for them would cost seconds of compilation on the first call. Below
+    ``NUMPY_CHECK_BELOW`` weights the whole check is numpy, so a first call on a
+    small graph compiles no scan.
     """
     bits = w.view(np.int64)
     m = w.size
+    if m < NUMPY_CHECK_BELOW:
+        return _first_bad_weight_numpy(bits, reject_negative, reject_inf)
     chunks = max(int(chunks), 1)
     nbad = np.zeros(chunks, dtype=np.int64)
     top = np.zeros(chunks, dtype=np.int64)

@@ -41,3 +41,21 @@ def test_large_inputs_use_the_kernels_with_the_same_answers():
     cols[n // 2 + 10] = cols[n // 2 + 9]  # a duplicate in row 1
     assert csr.first_unsorted_row(indptr, cols) == 1
     assert csr.first_bad_index(cols, n // 2) == n // 2 + n // 2
+
+
+def test_numpy_weight_check_equals_the_compiled_scan():
+    # the same array checked below NUMPY_CHECK_BELOW (numpy) and, padded with zeros past
+    # it, by the compiled chunked scan: same first bad weight, code and largest weight
+    rng = np.random.default_rng(3)
+    special = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e308, 2.5]
+    pad = np.zeros(csr.NUMPY_CHECK_BELOW)
+    codes = set()
+    for _ in range(300):
+        w = rng.choice(special, int(rng.integers(1, 40)))
+        for reject_negative, reject_inf in ((False, False), (True, False), (True, True)):
+            small = csr.first_bad_weight(w, reject_negative, reject_inf, 1)
+            large = csr.first_bad_weight(np.concatenate([w, pad]), reject_negative,
+                                         reject_inf, 4)
+            assert small == large, (w, reject_negative, reject_inf)
+            codes.add(small[1])
+    assert codes == {0, 1, 2, 3}

@@ -545,11 +545,13 @@ def _first_bad_naive(w, reject_negative, reject_inf):
 @pytest.mark.parametrize("chunks", [1, 7, 64])
 @pytest.mark.parametrize("rule", [(True, False), (True, True), (False, False)])
 def test_weight_scan_finds_the_first_bad_weight_and_the_largest_one(chunks, rule):
-    from graphpar.kernels.csr import first_bad_weight
+    from graphpar.kernels.csr import NUMPY_CHECK_BELOW, first_bad_weight
 
     rng = np.random.default_rng(chunks)
     for trial in range(20):
-        w = rng.uniform(0, 100, size=int(rng.integers(1, 30_000)))
+        # small arrays take the numpy check, large ones the compiled scan
+        low = 1 if trial % 2 else NUMPY_CHECK_BELOW
+        w = rng.uniform(0, 100, size=int(rng.integers(low, low + 30_000)))
         w[rng.integers(0, w.size, 3)] = -0.0  # not negative
         for _ in range(int(rng.integers(0, 3))):
             w[rng.integers(0, w.size)] = rng.choice([np.nan, -1.5, np.inf, -np.inf, 1e300])
