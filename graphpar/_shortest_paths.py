@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -282,7 +282,8 @@ class _Packed:
     ``width`` is the default bucket width (:func:`bucket_width` of ``n``,
     ``nnz``, ``wmax``, ``sample`` and the degrees), and ``packed`` the integer
     path's adjacency, None when some weight is not an integer in
-    ``[0, 2**31 - 1]``.
+    ``[0, 2**31 - 1]``. ``buffers`` are the search's work arrays, reused by the
+    graph's next searches.
     """
 
     indptr: np.ndarray
@@ -292,6 +293,7 @@ class _Packed:
     wmax: float
     width: float
     packed: np.ndarray | None
+    buffers: _k.SearchBuffers = field(default_factory=_k.SearchBuffers, compare=False)
 
 
 def _search_plan(g: Graph, sample: np.ndarray, wmax: float, keep: bool) -> _Packed:
@@ -330,7 +332,9 @@ def _search_plan_rebuilt(g: Graph, sample: np.ndarray, wmax: float, keep: bool) 
         if not _k.pack_integer_adjacency(np.ascontiguousarray(g.indices),
                                          np.ascontiguousarray(g.weights), packed):
             packed = None
-    plan = _Packed(g.indptr, g.indices, g.weights, sample.copy(), wmax, width, packed)
+    cached = getattr(g, "_packed", None)
+    buffers = cached.buffers if cached is not None else _k.SearchBuffers()
+    plan = _Packed(g.indptr, g.indices, g.weights, sample.copy(), wmax, width, packed, buffers)
     if keep:
         g._packed = plan
     return plan
@@ -382,8 +386,11 @@ def _kept_plan(csgraph, directed: bool) -> tuple[Graph, float, _Packed] | None:
     return g, wmax, cached
 
 
-def _run_one(arrays, s, method, delta, limit, threads, dist, packed=None, idist=None):
-    """One search; returns (edges relaxed, steps, parallel regions, pool growths)."""
+def _run_one(arrays, s, method, delta, limit, threads, dist, packed=None, idist=None,
+             buffers=None):
+    """One search; returns (edges relaxed, steps, parallel regions, pool growths).
+
+    ``buffers``: the :class:`graphpar.kernels.sssp.SearchBuffers` to reuse."""
     indptr, indices, weights = arrays
     if method == "dijkstra":
         dist.fill(np.inf)
@@ -392,13 +399,14 @@ def _run_one(arrays, s, method, delta, limit, threads, dist, packed=None, idist=
         ilimit = math.floor(limit) if limit < _INT_LIMIT else _INT_LIMIT
         idist.fill(_k.INT_UNREACHED)
         r = _k.delta_stepping(indptr, packed, packed, s, delta, np.int64(ilimit),
-                              ilimit == _INT_LIMIT, threads, idist)
+                              ilimit == _INT_LIMIT, threads, idist, buffers)
         if not r[4]:
             _k.float_distances(idist, dist)
             return tuple(int(x) for x in r[:4])
         # some distance passed 2**31 - 2: redo this source with float64 distances
     dist.fill(np.inf)
-    r = _k.delta_stepping(indptr, indices, weights, s, delta, limit, False, threads, dist)
+    r = _k.delta_stepping(indptr, indices, weights, s, delta, limit, False, threads, dist,
+                          buffers)
     return tuple(int(x) for x in r[:4])
 
 
@@ -585,13 +593,16 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
         delta_eff = bucket_width(n, g.nnz, wmax, delta,
                                  weight_sample=g.weights[weight_sample_positions(g.nnz)],
                                  degree_squares=degree_squares(g.indptr))
+    # the kept graph's work arrays, or this call's, shared by its sources
+    buffers = plan.buffers if plan is not None else _k.SearchBuffers()
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None
     if want_pred:
         pred = np.empty((sources.size, n), dtype=index_dtype(n))
         tree = np.empty(n, dtype=np.int64)
     for i, s in enumerate(sources):
-        _run_one(arrays, int(s), method, delta_eff, limit, nthreads, dist[i], packed, idist)
+        _run_one(arrays, int(s), method, delta_eff, limit, nthreads, dist[i], packed, idist,
+                 buffers)
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = _k.PRED_NONE

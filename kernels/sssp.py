@@ -67,6 +67,8 @@ compiles only when a call needs it):
   sums, so both paths give scipy's distances bit for bit.
 """
 
+import threading
+
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
@@ -119,20 +121,42 @@ def _bin_of(d, inv_delta, cur):
 
 
 # Chunk metadata: meta[c, FILL] items used, meta[c, NEXT] next chunk in the list (-1 ends).
-# One 64-byte row per chunk and per thread (``bins[t, slot, *]``, ``free[t, 0]``) so that
-# threads never write to the same cache line.
+# One 64-byte row per chunk and per thread so that threads never write to the same line.
 FILL = 0
 NEXT = 1
+# Thread state ts[t, row, col] (int64): rows 0..BINS are thread t's bin slots (HEAD, TAIL,
+# COUNT), row OWN its free-list head and the edges it relaxed.
 HEAD = 0
 TAIL = 1
 COUNT = 2
+OWN = BINS + 1
+FREE = 0
+WORK = 1
+TS_ROWS = BINS + 2
+# Frontier cursors fc[8 * t + col]: the next of thread t's frontier chunks to take (an
+# atomic counter) and where its chunks lie in ``fr``.
+CURSOR = 0
+FR_START = 1
+FR_END = 2
+# Control words ctl[k] (int64): the pool's bump allocator, the two flags (on another
+# cache line), and the search state kept while the driver grows the pool.
+ALLOC = 0
+POOL_FULL = 8
+PAST_CAP = 9
+CUR = 16
+END = 17
+STEPS = 18
+REGIONS = 19
+WINDOWS = 20
+STARTED = 21
+RELAXED = 22
+CTL_SIZE = 24
 
 
 @njit(cache=True)
-def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
-                 inv_delta, cur, end, bins, items, item_d, meta, free, alloc, cap, overflow,
-                 dirty, atomic):
-    """One thread's share of a step: frontier chunks through the shared cursor, then bin
+def _thread_work(t, fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur,
+                 end, ts, items, item_d, meta, ctl, dirty, atomic):
+    """One thread's share of a step: frontier chunks through the shared cursors, then bin
     fusion on its own current bin while that stays small. Returns edges relaxed.
 
     ``atomic`` is False when the calling thread runs the step alone: a plain store
@@ -147,7 +171,8 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, c
     s = cur & (BINS - 1)
     from_frontier = True
     h = -1
-    nt = fstart.size - 1
+    nt = ts.shape[0]
+    cap = meta.shape[0]
     q = 0
     while True:
         # ---- pick the next chunk to process: the frontier chunks this thread pushed
@@ -159,21 +184,21 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, c
             tt = t + q
             if tt >= nt:
                 tt -= nt
-            k = fetch_add(cursor, tt * 8, 1)
-            if k < fstart[tt + 1] - fstart[tt]:
-                c = fr[fstart[tt] + k]
+            k = fetch_add(fc, tt * 8 + CURSOR, 1)
+            if k < fc[tt * 8 + FR_END] - fc[tt * 8 + FR_START]:
+                c = fr[fc[tt * 8 + FR_START] + k]
                 owned = False
             else:
                 q += 1
                 continue
         else:
             if h == -1:
-                cnt = bins[t, s, COUNT]
+                cnt = ts[t, s, COUNT]
                 if cnt > 0 and cnt < FUSE_THRESHOLD:
-                    h = bins[t, s, HEAD]
-                    bins[t, s, HEAD] = -1
-                    bins[t, s, TAIL] = -1
-                    bins[t, s, COUNT] = 0
+                    h = ts[t, s, HEAD]
+                    ts[t, s, HEAD] = -1
+                    ts[t, s, TAIL] = -1
+                    ts[t, s, COUNT] = 0
                 else:
                     break
             c = h
@@ -205,7 +230,7 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, c
                 nd = du + w
                 if nd > limit:
                     if capped:
-                        overflow[1] = 1  # beyond the distance dtype: the caller redoes it
+                        ctl[PAST_CAP] = 1  # beyond the distance dtype: the caller redoes it
                     continue
                 old = dist[v]
                 while nd < old:
@@ -219,149 +244,102 @@ def _thread_work(t, fr, fstart, cursor, indptr, indices, weights, dist, limit, c
                     # push v into this thread's bin for nd, or its overflow slot
                     b = _bin_of(nd, inv_delta, cur)
                     sl = b & (BINS - 1) if b < end else BINS
-                    tc = bins[t, sl, TAIL]
+                    tc = ts[t, sl, TAIL]
                     if tc == -1 or meta[tc, FILL] == CHUNK:
-                        nc = free[t, 0]
+                        nc = ts[t, OWN, FREE]
                         if nc != -1:
-                            free[t, 0] = meta[nc, NEXT]
+                            ts[t, OWN, FREE] = meta[nc, NEXT]
                         else:
-                            nc = fetch_add(alloc, 0, 1)
+                            nc = fetch_add(ctl, ALLOC, 1)
                             if nc >= cap:
                                 # pool exhausted: the driver grows it and re-files v
                                 dirty[v] = 1
-                                overflow[0] = 1
+                                ctl[POOL_FULL] = 1
                                 break
                         meta[nc, FILL] = 0
                         meta[nc, NEXT] = -1
                         if tc == -1:
-                            bins[t, sl, HEAD] = nc
+                            ts[t, sl, HEAD] = nc
                         else:
                             meta[tc, NEXT] = nc
-                        bins[t, sl, TAIL] = nc
+                        ts[t, sl, TAIL] = nc
                         tc = nc
                     f = meta[tc, FILL]
                     items[tc * CHUNK + f] = v
                     item_d[tc * CHUNK + f] = nd
                     meta[tc, FILL] = f + 1
-                    bins[t, sl, COUNT] += 1
+                    ts[t, sl, COUNT] += 1
                     break
         if owned:
-            meta[c, NEXT] = free[t, 0]
-            free[t, 0] = c
+            meta[c, NEXT] = ts[t, OWN, FREE]
+            ts[t, OWN, FREE] = c
     return work
 
 
 @njit(parallel=True, cache=True)
-def _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
-          inv_delta, cur, end, bins, items, item_d, meta, free, alloc, cap, overflow, dirty,
-          work):
-    for t in prange(nthreads):
+def _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur, end, ts,
+          items, item_d, meta, ctl, dirty):
+    for t in prange(ts.shape[0]):
         # np.int64: the prange index is unsigned inside the parallel region, and one
         # signature for every call site means _thread_work compiles once
-        work[t, 0] += _thread_work(np.int64(t), fr, fstart, cursor, indptr, indices, weights,
-                                   dist, limit, capped, inv_delta, cur, end, bins, items,
-                                   item_d, meta, free, alloc, cap, overflow, dirty,
-                                   np.bool_(True))
+        ts[t, OWN, WORK] += _thread_work(np.int64(t), fr, fc, indptr, indices, weights, dist,
+                                         limit, capped, inv_delta, cur, end, ts, items,
+                                         item_d, meta, ctl, dirty, np.bool_(True))
 
 
 @njit(cache=True)
-def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthreads, dist):
-    """Fill ``dist`` (preset to inf, or ``INT_UNREACHED`` for int32) with shortest
-    distances from ``source``.
+def _search(indptr, indices, weights, source, inv_delta, limit, capped, dist, ts, items,
+            item_d, meta, fr, fc, pend, dirty, ctl):
+    """Run the search of :func:`delta_stepping` on its work arrays until it ends (returns
+    0) or the chunk pool is full (returns 1: the window is kept in ``ctl`` and the
+    vertices whose pushes failed are flagged in ``dirty``; the driver grows the pool and
+    calls again). A first call (``ctl[STARTED] == 0``) starts from ``source``.
 
-    ``capped``: ``limit`` is the integer path's bound rather than the caller's
-    (see the module docstring). Returns ``(edges relaxed, steps, parallel
-    regions, pool growths, capped limit passed, windows)``: steps
-    expected to relax fewer than ``SERIAL_EDGES`` edges run on the calling
-    thread alone, since waking the others would cost more; a pool growth is a
-    step after which the chunk pool was doubled and the vertices it could not
-    take were re-filed; the fifth is 1 when a distance passed a capped
-    ``limit`` (``dist`` is then incomplete); a window opens whenever the
-    ``BINS`` bins in view are done and the overflow slots hold more (the
-    first one, at bin 0, counts too).
+    No allocation in here: each array constructor the kernel called would compile one
+    more implementation on the first call.
     """
     n = indptr.size - 1
     nnz = indptr[n]
+    nthreads = ts.shape[0]
     K = BINS
-    inv_delta = 1.0 / delta
-    cap = n // CHUNK + nthreads * (K + 3) + 64
-    items = np.empty(cap * CHUNK, dtype=np.int64)
-    item_d = np.empty(cap * CHUNK, dtype=dist.dtype)
-    meta = np.empty((cap, 8), dtype=np.int64)
-    bins = np.empty((nthreads, K + 1, 8), dtype=np.int64)
-    for t in range(nthreads):
-        for k in range(K + 1):
-            bins[t, k, HEAD] = -1
-            bins[t, k, TAIL] = -1
-            bins[t, k, COUNT] = 0
-    # np.empty and loops only: every other constructor (zeros, full) and every distinct
-    # shape compiles one more implementation on the first call
-    free = np.empty((nthreads, 8), dtype=np.int64)
-    work = np.empty((nthreads, 8), dtype=np.int64)
-    for t in range(nthreads):
-        for k in range(8):
-            free[t, k] = -1
-            work[t, k] = 0
-    alloc = np.empty(1, dtype=np.int64)
-    alloc[0] = 0
-    overflow = np.empty(2, dtype=np.int64)  # [pool ran out, a distance passed a capped limit]
-    overflow[0] = 0
-    overflow[1] = 0
-    dirty = np.empty(n, dtype=np.uint8)
-    for v in range(n):
-        dirty[v] = 0
-    cursor = np.empty(8 * nthreads, dtype=np.int64)
-    for k in range(8 * nthreads):
-        cursor[k] = 0
-    fstart = np.empty(nthreads + 1, dtype=np.int64)
-    for t in range(nthreads + 1):
-        fstart[t] = 0
-    fr = np.empty(cap, dtype=np.int64)
-    # vertices to file into the bins between steps: the source, those a full pool turned
-    # away, and the live entries of the overflow slots when a window opens
-    pend = np.empty(n, dtype=np.int64)
-    pend[0] = source
-    npend = 1
-    dist[source] = 0
-    cur = np.int64(0)
-    end = cur + K  # the window: bins [end - K, end)
+    cap = meta.shape[0]
+    if ctl[STARTED] == 0:
+        for t in range(nthreads):
+            for k in range(K + 1):
+                ts[t, k, HEAD] = -1
+                ts[t, k, TAIL] = -1
+                ts[t, k, COUNT] = 0
+            ts[t, OWN, FREE] = -1
+            ts[t, OWN, WORK] = 0
+        for k in range(CTL_SIZE):
+            ctl[k] = 0
+        ctl[STARTED] = 1
+        ctl[WINDOWS] = 1
+        ctl[END] = K
+        for v in range(n):
+            dirty[v] = 0
+        # vertices to file into the bins between steps: the source, those a full pool
+        # turned away, and the live entries of the overflow slots when a window opens
+        pend[0] = source
+        npend = 1
+        dist[source] = 0
+    else:
+        # resumed after the pool grew: file the vertices whose pushes failed (their
+        # distances were lowered, so they must be relaxed)
+        npend = 0
+        for v in range(n):
+            if dirty[v] != 0:
+                dirty[v] = 0
+                pend[npend] = v
+                npend += 1
+    cur = ctl[CUR]
+    end = ctl[END]  # the window: bins [end - K, end)
     t0 = np.int64(0)  # not a literal 0: _thread_work gets one signature for both call sites
-    steps = 0
-    regions = 0
-    growths = 0
-    windows = 1
     while True:
-        if overflow[0] != 0:
-            growths += 1
-            # the chunk pool ran out: grow it and file the vertices whose pushes failed
-            # (their distances were lowered, so they must be relaxed)
-            used = min(alloc[0], cap)
-            for v in range(n):
-                if dirty[v] != 0:
-                    dirty[v] = 0
-                    pend[npend] = v
-                    npend += 1
-            newcap = 2 * cap
-            while newcap - used < npend // CHUNK + nthreads * (K + 1) + 64:
-                newcap *= 2
-            # explicit copy loops: a slice assignment would compile Numba's shape-mismatch
-            # error message (string formatting) into the kernel, seconds of cold start
-            items2 = np.empty(newcap * CHUNK, dtype=np.int64)
-            item_d2 = np.empty(newcap * CHUNK, dtype=dist.dtype)
-            for k in range(cap * CHUNK):
-                items2[k] = items[k]
-                item_d2[k] = item_d[k]
-            meta2 = np.empty((newcap, 8), dtype=np.int64)
-            for c in range(cap):
-                for k in range(8):
-                    meta2[c, k] = meta[c, k]
-            items = items2
-            item_d = item_d2
-            meta = meta2
-            alloc[0] = used
-            cap = newcap
-            fr = np.empty(cap, dtype=np.int64)
-            overflow[0] = 0
+        if ctl[POOL_FULL] != 0:
+            ctl[CUR] = cur
+            ctl[END] = end
+            return 1
         # file the pending vertices into thread 0's bins; written out here rather than as
         # a helper: each helper is one more compilation
         for i in range(npend):
@@ -369,40 +347,40 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
             dirty[v] = 0
             b = _bin_of(dist[v], inv_delta, cur)
             sl = b & (K - 1) if b < end else K
-            tc = bins[0, sl, TAIL]
+            tc = ts[0, sl, TAIL]
             if tc == -1 or meta[tc, FILL] == CHUNK:
-                nc = free[0, 0]
+                nc = ts[0, OWN, FREE]
                 if nc != -1:
-                    free[0, 0] = meta[nc, NEXT]
+                    ts[0, OWN, FREE] = meta[nc, NEXT]
                 else:
-                    nc = alloc[0]
+                    nc = ctl[ALLOC]
                     if nc >= cap:  # rare: other threads' free lists are not used here
                         dirty[v] = 1
-                        overflow[0] = 1
+                        ctl[POOL_FULL] = 1
                         continue
-                    alloc[0] = nc + 1
+                    ctl[ALLOC] = nc + 1
                 meta[nc, FILL] = 0
                 meta[nc, NEXT] = -1
                 if tc == -1:
-                    bins[0, sl, HEAD] = nc
+                    ts[0, sl, HEAD] = nc
                 else:
                     meta[tc, NEXT] = nc
-                bins[0, sl, TAIL] = nc
+                ts[0, sl, TAIL] = nc
                 tc = nc
             f = meta[tc, FILL]
             items[tc * CHUNK + f] = v
             item_d[tc * CHUNK + f] = dist[v]
             meta[tc, FILL] = f + 1
-            bins[0, sl, COUNT] += 1
+            ts[0, sl, COUNT] += 1
         npend = 0
-        if overflow[0] != 0:
+        if ctl[POOL_FULL] != 0:
             continue
         # the lowest non-empty bin of the window: every thread's first non-empty slot
         # below the lowest found so far
         nb = end
         for t in range(nthreads):
             for k in range(nb - cur):
-                if bins[t, (cur + k) & (K - 1), COUNT] > 0:
+                if ts[t, (cur + k) & (K - 1), COUNT] > 0:
                     nb = cur + k
                     break
         if nb == end:
@@ -410,10 +388,10 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
             # are dropped) and open the next window at the lowest bin among them
             low = NONE
             for t in range(nthreads):
-                h = bins[t, K, HEAD]
-                bins[t, K, HEAD] = -1
-                bins[t, K, TAIL] = -1
-                bins[t, K, COUNT] = 0
+                h = ts[t, K, HEAD]
+                ts[t, K, HEAD] = -1
+                ts[t, K, TAIL] = -1
+                ts[t, K, COUNT] = 0
                 while h != -1:
                     c = h
                     h = meta[c, NEXT]
@@ -430,52 +408,187 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
                             if b < low:
                                 low = b
                     # to thread 0's free list, from which the filing loop takes its chunks
-                    meta[c, NEXT] = free[0, 0]
-                    free[0, 0] = c
+                    meta[c, NEXT] = ts[0, OWN, FREE]
+                    ts[0, OWN, FREE] = c
             if npend == 0:
                 break
-            windows += 1
+            ctl[WINDOWS] += 1
             cur = low
             end = low + K
             continue
         cur = nb
-        steps += 1
+        ctl[STEPS] += 1
         s = cur & (K - 1)
         nfr = 0
         total = 0
         for t in range(nthreads):
-            fstart[t] = nfr
-            cursor[8 * t] = 0
-            total += bins[t, s, COUNT]
-            h = bins[t, s, HEAD]
+            fc[8 * t + CURSOR] = 0
+            fc[8 * t + FR_START] = nfr
+            total += ts[t, s, COUNT]
+            h = ts[t, s, HEAD]
             while h != -1:
                 fr[nfr] = h
                 nfr += 1
                 h = meta[h, NEXT]
-            bins[t, s, HEAD] = -1
-            bins[t, s, TAIL] = -1
-            bins[t, s, COUNT] = 0
-        fstart[nthreads] = nfr
+            fc[8 * t + FR_END] = nfr
+            ts[t, s, HEAD] = -1
+            ts[t, s, TAIL] = -1
+            ts[t, s, COUNT] = 0
         if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
             # too little work to pay for waking the other threads
-            work[0, 0] += _thread_work(t0, fr, fstart, cursor, indptr, indices, weights, dist,
-                                       limit, capped, inv_delta, cur, end, bins, items, item_d,
-                                       meta, free, alloc, cap, overflow, dirty, np.bool_(False))
+            ts[0, OWN, WORK] += _thread_work(t0, fr, fc, indptr, indices, weights, dist,
+                                             limit, capped, inv_delta, cur, end, ts, items,
+                                             item_d, meta, ctl, dirty, np.bool_(False))
         else:
-            _step(nthreads, fr, fstart, cursor, indptr, indices, weights, dist, limit, capped,
-                  inv_delta, cur, end, bins, items, item_d, meta, free, alloc, cap, overflow,
-                  dirty, work)
-            regions += 1
+            _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur, end,
+                  ts, items, item_d, meta, ctl, dirty)
+            ctl[REGIONS] += 1
         # hand the frontier's chunks back, spread over the threads' free lists
         for k in range(nfr):
             c = fr[k]
             t = k % nthreads
-            meta[c, NEXT] = free[t, 0]
-            free[t, 0] = c
+            meta[c, NEXT] = ts[t, OWN, FREE]
+            ts[t, OWN, FREE] = c
     relaxed = 0
     for t in range(nthreads):
-        relaxed += work[t, 0]
-    return relaxed, steps, regions, growths, overflow[1], windows
+        relaxed += ts[t, OWN, WORK]
+    ctl[RELAXED] = relaxed
+    ctl[STARTED] = 0
+    return 0
+
+
+def _pool_chunks(n, nthreads):
+    """Chunks of a first pool: one per CHUNK vertices, and a few per bin slot and thread."""
+    return n // CHUNK + nthreads * (BINS + 3) + 64
+
+
+class SearchBuffers:
+    """The work arrays of :func:`delta_stepping`, kept between searches.
+
+    A ``Graph`` keeps one (with its search plan), so that repeated searches do
+    not allocate and touch fresh memory: about 26 bytes a vertex for a float64
+    search (22 for int32 distances) and 144 KiB a thread, more after the chunk
+    pool grew. Arrays that do not fit the next search (another vertex count,
+    thread count or distance dtype, or a smaller pool) are replaced. A search
+    that finds the buffers in use by another thread uses fresh ones. Copies and
+    pickles of a ``Graph`` start with empty buffers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = SearchBuffers()
+    >>> d = np.full(3, np.inf)
+    >>> r = delta_stepping(np.array([0, 1, 2, 2]), np.array([1, 2]), np.array([1.0, 2.0]),
+    ...                    0, 1.0, np.inf, False, 1, d, buffers=b)
+    >>> d
+    array([0., 1., 3.])
+    """
+
+    __slots__ = ("arrays", "lock", "_fits")
+
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+        self.lock = threading.Lock()
+        self._fits = None  # the (n, nthreads, dtype) the arrays were last fitted to
+
+    def __reduce__(self):
+        return SearchBuffers, ()
+
+    def fit(self, n: int, nthreads: int, dtype) -> dict[str, np.ndarray]:
+        """The arrays for a search of ``n`` vertices on ``nthreads`` threads, reused where
+        they fit."""
+        a = self.arrays
+        if self._fits == (n, nthreads, dtype):
+            return a
+        chunks = _pool_chunks(n, nthreads)
+        if "pend" not in a or a["pend"].size != n:
+            a["pend"] = np.empty(n, dtype=np.int64)
+            a["dirty"] = np.empty(n, dtype=np.uint8)
+        if "ts" not in a or a["ts"].shape[0] != nthreads:
+            a["ts"] = np.empty((nthreads, TS_ROWS, 8), dtype=np.int64)
+            a["fc"] = np.empty(8 * nthreads, dtype=np.int64)
+        if "meta" not in a or a["meta"].shape[0] < chunks:
+            a["meta"] = np.empty((chunks, 8), dtype=np.int64)
+            a["items"] = np.empty(chunks * CHUNK, dtype=np.int64)
+            a["fr"] = np.empty(chunks, dtype=np.int64)
+            a.pop("item_d", None)
+        cap = a["meta"].shape[0]
+        if "item_d" not in a or a["item_d"].dtype != dtype:
+            a["item_d"] = np.empty(cap * CHUNK, dtype=dtype)
+        if "ctl" not in a:
+            a["ctl"] = np.empty(CTL_SIZE, dtype=np.int64)
+        self._fits = (n, nthreads, dtype)
+        return a
+
+    def grow(self, needed: int) -> None:
+        """Double the chunk pool (keeping its chunks) until ``needed`` more chunks fit past
+        the ones handed out."""
+        a = self.arrays
+        cap = a["meta"].shape[0]
+        used = min(int(a["ctl"][ALLOC]), cap)
+        newcap = 2 * cap
+        while newcap - used < needed:
+            newcap *= 2
+        for name, per_chunk in (("items", CHUNK), ("item_d", CHUNK)):
+            new = np.empty(newcap * per_chunk, dtype=a[name].dtype)
+            new[:cap * per_chunk] = a[name]
+            a[name] = new
+        meta = np.empty((newcap, 8), dtype=np.int64)
+        meta[:cap] = a["meta"]
+        a["meta"] = meta
+        a["fr"] = np.empty(newcap, dtype=np.int64)
+        a["ctl"][ALLOC] = used
+
+
+def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthreads, dist,
+                   buffers=None):
+    """Fill ``dist`` (preset to inf, or ``INT_UNREACHED`` for int32) with shortest
+    distances from ``source``.
+
+    ``capped``: ``limit`` is the integer path's bound rather than the caller's
+    (see the module docstring). ``buffers``: a :class:`SearchBuffers` whose
+    arrays the search reuses (fresh ones when None). Returns ``(edges relaxed,
+    steps, parallel regions, pool growths, capped limit passed, windows)``:
+    steps expected to relax fewer than ``SERIAL_EDGES`` edges run on the
+    calling thread alone, since waking the others would cost more; a pool
+    growth is a step after which the chunk pool was doubled and the vertices it
+    could not take were re-filed; the fifth is 1 when a distance passed a
+    capped ``limit`` (``dist`` is then incomplete); a window opens whenever the
+    ``BINS`` bins in view are done and the overflow slots hold more (the first
+    one, at bin 0, counts too).
+
+    The compiled search (:func:`_search`) allocates nothing; this driver gives
+    it its arrays and grows the chunk pool between its calls when it fills.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.full(3, np.inf)
+    >>> delta_stepping(np.array([0, 1, 2, 2]), np.array([1, 2]), np.array([1.0, 2.0]),
+    ...                0, 1.0, np.inf, False, 1, d)[:2]
+    (2, 3)
+    >>> d
+    array([0., 1., 3.])
+    """
+    n = indptr.size - 1
+    mine = buffers is not None and buffers.lock.acquire(blocking=False)
+    b = buffers if mine else SearchBuffers()
+    try:
+        a = b.fit(n, nthreads, dist.dtype)
+        a["ctl"][STARTED] = 0
+        growths = 0
+        while _search(indptr, indices, weights, source, 1.0 / delta, limit, capped, dist,
+                      a["ts"], a["items"], a["item_d"], a["meta"], a["fr"], a["fc"],
+                      a["pend"], a["dirty"], a["ctl"]):
+            growths += 1
+            pending = int(np.count_nonzero(a["dirty"]))
+            b.grow(pending // CHUNK + nthreads * (BINS + 1) + 64)
+            a["ctl"][POOL_FULL] = 0
+        c = a["ctl"].tolist()
+        return c[RELAXED], c[STEPS], c[REGIONS], growths, c[PAST_CAP], c[WINDOWS]
+    finally:
+        if mine:
+            buffers.lock.release()
 
 
 @njit(cache=True)

@@ -959,3 +959,53 @@ def test_integer_path_unreachable_and_thread_count_restored():
             np.testing.assert_array_equal(got, dijkstra(A, indices=0, limit=limit))
             assert graphpar.get_threads() == before
     assert g._packed.packed is not None  # the integer path ran
+
+
+def test_search_buffers_are_reused_and_refitted():
+    # one SearchBuffers through searches that need other shapes: a pool growth, another
+    # thread count, int32 then float64 distances, another graph; each equals scipy's
+    flood = _stale_flood(300, 1000.0)
+    small = Graph.from_scipy(sp.csr_array(_small()))
+    buffers = ksssp.SearchBuffers()
+    packed = np.empty(flood.nnz, dtype=np.int64)
+    assert ksssp.pack_integer_adjacency(flood.indices, flood.weights, packed)
+    grown = 0
+    for g, threads, integer in ((flood, 2, False), (flood, 1, True), (small, 2, False),
+                                (flood, 2, True), (flood, 1, False)):
+        ref = dijkstra(g.to_scipy(), indices=3)
+        if integer:
+            idist = np.full(g.n, ksssp.INT_UNREACHED)
+            r = ksssp.delta_stepping(g.indptr, packed, packed, 3, 100.0, np.int64(2**31 - 2),
+                                     True, threads, idist, buffers)
+            d = np.where(idist == ksssp.INT_UNREACHED, np.inf, idist)
+        else:
+            d = np.full(g.n, np.inf)
+            r = ksssp.delta_stepping(g.indptr, g.indices, g.weights, 3, 100.0, np.inf, False,
+                                     threads, d, buffers)
+        np.testing.assert_array_equal(d, ref)
+        grown += r[3]
+        assert buffers.arrays["pend"].size == g.n
+        assert buffers.arrays["ts"].shape[0] == threads
+    assert grown > 0  # the flood outgrows a first pool
+
+
+def test_graph_after_a_search_pickles_and_copies():
+    import copy
+    import pickle
+
+    g = Graph.from_scipy(sp.csr_array(_small()))
+    ref = sssp(g, 0)
+    for h in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g), copy.copy(g)):
+        np.testing.assert_array_equal(sssp(h, 0), ref)
+    np.testing.assert_array_equal(sssp(g, 0), ref)
+
+
+def test_threads_searching_one_graph_at_once():
+    # a search that finds the graph's buffers in use takes fresh ones
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = _stale_flood(200, 500.0)
+    ref = dijkstra(g.to_scipy(), indices=list(range(8)))
+    with ThreadPoolExecutor(4) as ex:
+        out = list(ex.map(lambda s: sssp(g, s, threads=1), range(8)))
+    np.testing.assert_array_equal(np.array(out), ref)
