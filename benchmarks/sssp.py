@@ -309,8 +309,9 @@ GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 def kernel_call(g, source, delta, threads):
     """A zero-argument callable running the delta-stepping kernel alone on ``g``, as
     ``graphpar.sssp`` runs it (the integer path when the weights allow): what GAP's trial
-    timer covers (its distance array filled, the search), without graphpar's input checks,
-    bucket-width choice and float64 result. Returns the kernel's counters."""
+    timer covers (its distance array filled, the search, on the work arrays the graph
+    keeps), without graphpar's input checks, bucket-width choice and float64 result.
+    Returns the kernel's counters."""
     import graphpar._shortest_paths as spm
     from graphpar.kernels import sssp as k
 
@@ -318,23 +319,24 @@ def kernel_call(g, source, delta, threads):
     if kept is None:
         sample = g.weights[spm.weight_sample_positions(g.nnz)]
         wmax = float(g.weights[np.isfinite(g.weights)].max())
-        packed = spm._search_plan(g, sample, wmax, True).packed
+        plan = spm._search_plan(g, sample, wmax, True)
     else:
-        packed = kept[2].packed
+        plan = kept[2]
+    packed, buffers = plan.packed, plan.buffers
     if packed is not None:
         d = np.empty(g.n, dtype=np.int32)
 
         def run():
             d.fill(k.INT_UNREACHED)
             return k.delta_stepping(g.indptr, packed, packed, source, delta,
-                                    np.int64(spm._INT_LIMIT), True, threads, d)
+                                    np.int64(spm._INT_LIMIT), True, threads, d, buffers)
     else:
         d = np.empty(g.n)
 
         def run():
             d.fill(np.inf)
             return k.delta_stepping(g.indptr, g.indices, g.weights, source, delta, np.inf,
-                                    False, threads, d)
+                                    False, threads, d, buffers)
     run.integer = packed is not None
     return run
 
@@ -347,14 +349,17 @@ def relaxations(g, source, delta, threads):
 
 
 def memory_note(g, integer):
-    """Bytes the search holds, per vertex and per stored edge, for the path it takes."""
+    """Bytes the search holds, per vertex and per stored edge, for the path it takes (the
+    work arrays as the graph keeps them after the searches run so far)."""
     ib = g.indices.dtype.itemsize
+    plan = getattr(g, "_packed", None)
+    held = plan.buffers.nbytes if plan is not None else 0
+    work = (f"work arrays kept on the Graph {held / max(g.n, 1):.1f} B/vertex "
+            f"({held / 2**20:.1f} MiB)")
     if integer:
         return (f"integer path: CSR {8 + ib} B/edge + packed (target, weight) {8} B/edge kept "
-                f"on the Graph; int32 distances 4 B/vertex + float64 result 8 B/vertex; bins "
-                f"about 12 B per pushed vertex")
-    return (f"float path: CSR {8 + ib} B/edge; float64 distances 8 B/vertex; bins about 16 B "
-            f"per pushed vertex")
+                f"on the Graph; int32 distances 4 B/vertex + float64 result 8 B/vertex; {work}")
+    return f"float path: CSR {8 + ib} B/edge; float64 distances 8 B/vertex; {work}"
 
 
 def _children_cpu():

@@ -90,7 +90,7 @@ class Graph:
     bytes per stored edge, see :func:`graphpar.sssp`; every call compares it with
     the arrays and packs again the blocks of edges that changed, so it never goes
     stale. A delta-stepping search also keeps its work arrays on the graph for
-    the next one: about 26 bytes a vertex and 144 KiB a thread.)
+    the next one: about 26 bytes a vertex and 140 KiB a thread.)
     Rows need not be sorted and may hold duplicates only when built directly
     from arrays; the ``from_*`` constructors sort rows and collapse
     duplicates to their smallest weight.

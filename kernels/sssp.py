@@ -467,7 +467,7 @@ class SearchBuffers:
 
     A ``Graph`` keeps one (with its search plan), so that repeated searches do
     not allocate and touch fresh memory: about 26 bytes a vertex for a float64
-    search (22 for int32 distances) and 144 KiB a thread, more after the chunk
+    search (22 for int32 distances) and 140 KiB a thread, more after the chunk
     pool grew. Arrays that do not fit the next search (another vertex count,
     thread count or distance dtype, or a smaller pool) are replaced. A search
     that finds the buffers in use by another thread uses fresh ones. Copies and
@@ -493,6 +493,11 @@ class SearchBuffers:
 
     def __reduce__(self):
         return SearchBuffers, ()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return sum(a.nbytes for a in self.arrays.values())
 
     def fit(self, n: int, nthreads: int, dtype) -> dict[str, np.ndarray]:
         """The arrays for a search of ``n`` vertices on ``nthreads`` threads, reused where
