@@ -27,7 +27,8 @@ import numpy as np
 
 NULL = -9999
 ITYPE = np.int32
-#: Below this many stored edges one search is serial: waking threads costs more.
+#: Below this many stored edges one search is serial (here and in ``graphpar.sssp``): a
+#: second thread saved nothing on such graphs, measured (docs/performance.md).
 PARALLEL_EDGES = 1 << 17
 #: Below this many scanned edges in total (sources x edges), one thread does it all.
 SERIAL_WORK = 1 << 18

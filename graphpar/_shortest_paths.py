@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphpar._csgraph import PARALLEL_EDGES
 from graphpar._graph import Graph, index_dtype
 from graphpar._validation import check_delta, check_limit, check_sources, validate_graph
 from graphpar.kernels import sssp as _k
@@ -458,7 +459,9 @@ def sssp(
         reference used by :func:`verify_sssp` and ``graphpar sssp --verify``.
     threads : int, optional
         Numba threads for this call; default the current setting
-        (:func:`graphpar.set_threads`).
+        (:func:`graphpar.set_threads`). A graph of fewer than ``2**17``
+        stored edges is searched on one thread: there a second thread saves
+        nothing (measured in docs/performance.md).
     return_stats : bool, default False
         Also return an :class:`SSSPStats` (bucket width, vertices reached,
         edges traversed, time of the searches, ...).
@@ -597,14 +600,17 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
                                  degree_squares=degree_squares(g.indptr))
     # the kept graph's work arrays, or this call's, shared by its sources
     buffers = plan.buffers if plan is not None else _k.SearchBuffers()
+    # on a small graph a second thread saves nothing (docs/performance.md), and a
+    # one-thread search compiles no parallel step on a first call
+    search_threads = nthreads if g.nnz >= PARALLEL_EDGES else 1
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None
     if want_pred:
         pred = np.empty((sources.size, n), dtype=index_dtype(n))
         tree = np.empty(n, dtype=np.int64)
     for i, s in enumerate(sources):
-        _run_one(arrays, int(s), method, delta_eff, limit, nthreads, dist[i], packed, idist,
-                 buffers)
+        _run_one(arrays, int(s), method, delta_eff, limit, search_threads, dist[i], packed,
+                 idist, buffers)
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = _k.PRED_NONE

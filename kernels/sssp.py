@@ -287,175 +287,191 @@ def _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur,
                                          item_d, meta, ctl, dirty, np.bool_(True))
 
 
-@njit(cache=True)
-def _search(indptr, indices, weights, source, inv_delta, limit, capped, dist, ts, items,
-            item_d, meta, fr, fc, pend, dirty, ctl):
-    """Run the search of :func:`delta_stepping` on its work arrays until it ends (returns
-    0) or the chunk pool is full (returns 1: the window is kept in ``ctl`` and the
-    vertices whose pushes failed are flagged in ``dirty``; the driver grows the pool and
-    calls again). A first call (``ctl[STARTED] == 0``) starts from ``source``.
+def _make_search(parallel):
+    """The compiled search, with the parallel step (``parallel``) or without it.
 
-    No allocation in here: each array constructor the kernel called would compile one
-    more implementation on the first call.
+    ``parallel`` is a compile-time constant (Numba freezes closure variables and
+    prunes the branch they decide): the one-thread variant never refers to
+    ``_step``, so a one-thread search does not compile that ``prange`` region
+    (about a second on a first call).
     """
-    n = indptr.size - 1
-    nnz = indptr[n]
-    nthreads = ts.shape[0]
-    K = BINS
-    cap = meta.shape[0]
-    if ctl[STARTED] == 0:
-        for t in range(nthreads):
-            for k in range(K + 1):
-                ts[t, k, HEAD] = -1
-                ts[t, k, TAIL] = -1
-                ts[t, k, COUNT] = 0
-            ts[t, OWN, FREE] = -1
-            ts[t, OWN, WORK] = 0
-        for k in range(CTL_SIZE):
-            ctl[k] = 0
-        ctl[STARTED] = 1
-        ctl[WINDOWS] = 1
-        ctl[END] = K
-        for v in range(n):
-            dirty[v] = 0
-        # vertices to file into the bins between steps: the source, those a full pool
-        # turned away, and the live entries of the overflow slots when a window opens
-        pend[0] = source
-        npend = 1
-        dist[source] = 0
-    else:
-        # resumed after the pool grew: file the vertices whose pushes failed (their
-        # distances were lowered, so they must be relaxed)
-        npend = 0
-        for v in range(n):
-            if dirty[v] != 0:
-                dirty[v] = 0
-                pend[npend] = v
-                npend += 1
-    cur = ctl[CUR]
-    end = ctl[END]  # the window: bins [end - K, end)
-    t0 = np.int64(0)  # not a literal 0: _thread_work gets one signature for both call sites
-    while True:
-        if ctl[POOL_FULL] != 0:
-            ctl[CUR] = cur
-            ctl[END] = end
-            return 1
-        # file the pending vertices into thread 0's bins; written out here rather than as
-        # a helper: each helper is one more compilation
-        for i in range(npend):
-            v = pend[i]
-            dirty[v] = 0
-            b = _bin_of(dist[v], inv_delta, cur)
-            sl = b & (K - 1) if b < end else K
-            tc = ts[0, sl, TAIL]
-            if tc == -1 or meta[tc, FILL] == CHUNK:
-                nc = ts[0, OWN, FREE]
-                if nc != -1:
-                    ts[0, OWN, FREE] = meta[nc, NEXT]
-                else:
-                    nc = ctl[ALLOC]
-                    if nc >= cap:  # rare: other threads' free lists are not used here
-                        dirty[v] = 1
-                        ctl[POOL_FULL] = 1
-                        continue
-                    ctl[ALLOC] = nc + 1
-                meta[nc, FILL] = 0
-                meta[nc, NEXT] = -1
-                if tc == -1:
-                    ts[0, sl, HEAD] = nc
-                else:
-                    meta[tc, NEXT] = nc
-                ts[0, sl, TAIL] = nc
-                tc = nc
-            f = meta[tc, FILL]
-            items[tc * CHUNK + f] = v
-            item_d[tc * CHUNK + f] = dist[v]
-            meta[tc, FILL] = f + 1
-            ts[0, sl, COUNT] += 1
-        npend = 0
-        if ctl[POOL_FULL] != 0:
-            continue
-        # the lowest non-empty bin of the window: every thread's first non-empty slot
-        # below the lowest found so far
-        nb = end
-        for t in range(nthreads):
-            for k in range(nb - cur):
-                if ts[t, (cur + k) & (K - 1), COUNT] > 0:
-                    nb = cur + k
-                    break
-        if nb == end:
-            # the window is done: take the live entries of the overflow slots (stale ones
-            # are dropped) and open the next window at the lowest bin among them
-            low = NONE
-            for t in range(nthreads):
-                h = ts[t, K, HEAD]
-                ts[t, K, HEAD] = -1
-                ts[t, K, TAIL] = -1
-                ts[t, K, COUNT] = 0
-                while h != -1:
-                    c = h
-                    h = meta[c, NEXT]
-                    for j in range(meta[c, FILL]):
-                        v = items[c * CHUNK + j]
-                        dv = item_d[c * CHUNK + j]
-                        # dirty marks the vertices taken (all clear between steps): a
-                        # vertex goes into pend once, so pend (n entries) never overflows
-                        if dist[v] == dv and dirty[v] == 0:
-                            dirty[v] = 1
-                            pend[npend] = v
-                            npend += 1
-                            b = _bin_of(dv, inv_delta, cur)
-                            if b < low:
-                                low = b
-                    # to thread 0's free list, from which the filing loop takes its chunks
-                    meta[c, NEXT] = ts[0, OWN, FREE]
-                    ts[0, OWN, FREE] = c
-            if npend == 0:
-                break
-            ctl[WINDOWS] += 1
-            cur = low
-            end = low + K
-            continue
-        cur = nb
-        ctl[STEPS] += 1
-        s = cur & (K - 1)
-        nfr = 0
-        total = 0
-        for t in range(nthreads):
-            fc[8 * t + CURSOR] = 0
-            fc[8 * t + FR_START] = nfr
-            total += ts[t, s, COUNT]
-            h = ts[t, s, HEAD]
-            while h != -1:
-                fr[nfr] = h
-                nfr += 1
-                h = meta[h, NEXT]
-            fc[8 * t + FR_END] = nfr
-            ts[t, s, HEAD] = -1
-            ts[t, s, TAIL] = -1
-            ts[t, s, COUNT] = 0
-        if nthreads == 1 or np.float64(total) * nnz < np.float64(SERIAL_EDGES) * n:
-            # too little work to pay for waking the other threads
-            ts[0, OWN, WORK] += _thread_work(t0, fr, fc, indptr, indices, weights, dist,
-                                             limit, capped, inv_delta, cur, end, ts, items,
-                                             item_d, meta, ctl, dirty, np.bool_(False))
-        else:
-            _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur, end,
-                  ts, items, item_d, meta, ctl, dirty)
-            ctl[REGIONS] += 1
-        # hand the frontier's chunks back, spread over the threads' free lists
-        for k in range(nfr):
-            c = fr[k]
-            t = k % nthreads
-            meta[c, NEXT] = ts[t, OWN, FREE]
-            ts[t, OWN, FREE] = c
-    relaxed = 0
-    for t in range(nthreads):
-        relaxed += ts[t, OWN, WORK]
-    ctl[RELAXED] = relaxed
-    ctl[STARTED] = 0
-    return 0
 
+    @njit(cache=True)
+    def search(indptr, indices, weights, source, inv_delta, limit, capped, dist, ts, items,
+               item_d, meta, fr, fc, pend, dirty, ctl):
+        """Run the search of :func:`delta_stepping` on its work arrays until it ends (returns
+        0) or the chunk pool is full (returns 1: the window is kept in ``ctl`` and the
+        vertices whose pushes failed are flagged in ``dirty``; the driver grows the pool and
+        calls again). A first call (``ctl[STARTED] == 0``) starts from ``source``.
+
+        No allocation in here: each array constructor the kernel called would compile one
+        more implementation on the first call.
+        """
+        n = indptr.size - 1
+        nnz = indptr[n]
+        nthreads = ts.shape[0]
+        K = BINS
+        cap = meta.shape[0]
+        if ctl[STARTED] == 0:
+            for t in range(nthreads):
+                for k in range(K + 1):
+                    ts[t, k, HEAD] = -1
+                    ts[t, k, TAIL] = -1
+                    ts[t, k, COUNT] = 0
+                ts[t, OWN, FREE] = -1
+                ts[t, OWN, WORK] = 0
+            for k in range(CTL_SIZE):
+                ctl[k] = 0
+            ctl[STARTED] = 1
+            ctl[WINDOWS] = 1
+            ctl[END] = K
+            for v in range(n):
+                dirty[v] = 0
+            # vertices to file into the bins between steps: the source, those a full pool
+            # turned away, and the live entries of the overflow slots when a window opens
+            pend[0] = source
+            npend = 1
+            dist[source] = 0
+        else:
+            # resumed after the pool grew: file the vertices whose pushes failed (their
+            # distances were lowered, so they must be relaxed)
+            npend = 0
+            for v in range(n):
+                if dirty[v] != 0:
+                    dirty[v] = 0
+                    pend[npend] = v
+                    npend += 1
+        cur = ctl[CUR]
+        end = ctl[END]  # the window: bins [end - K, end)
+        t0 = np.int64(0)  # not a literal 0: _thread_work gets one signature for both call sites
+        while True:
+            if ctl[POOL_FULL] != 0:
+                ctl[CUR] = cur
+                ctl[END] = end
+                return 1
+            # file the pending vertices into thread 0's bins; written out here rather than as
+            # a helper: each helper is one more compilation
+            for i in range(npend):
+                v = pend[i]
+                dirty[v] = 0
+                b = _bin_of(dist[v], inv_delta, cur)
+                sl = b & (K - 1) if b < end else K
+                tc = ts[0, sl, TAIL]
+                if tc == -1 or meta[tc, FILL] == CHUNK:
+                    nc = ts[0, OWN, FREE]
+                    if nc != -1:
+                        ts[0, OWN, FREE] = meta[nc, NEXT]
+                    else:
+                        nc = ctl[ALLOC]
+                        if nc >= cap:  # rare: other threads' free lists are not used here
+                            dirty[v] = 1
+                            ctl[POOL_FULL] = 1
+                            continue
+                        ctl[ALLOC] = nc + 1
+                    meta[nc, FILL] = 0
+                    meta[nc, NEXT] = -1
+                    if tc == -1:
+                        ts[0, sl, HEAD] = nc
+                    else:
+                        meta[tc, NEXT] = nc
+                    ts[0, sl, TAIL] = nc
+                    tc = nc
+                f = meta[tc, FILL]
+                items[tc * CHUNK + f] = v
+                item_d[tc * CHUNK + f] = dist[v]
+                meta[tc, FILL] = f + 1
+                ts[0, sl, COUNT] += 1
+            npend = 0
+            if ctl[POOL_FULL] != 0:
+                continue
+            # the lowest non-empty bin of the window: every thread's first non-empty slot
+            # below the lowest found so far
+            nb = end
+            for t in range(nthreads):
+                for k in range(nb - cur):
+                    if ts[t, (cur + k) & (K - 1), COUNT] > 0:
+                        nb = cur + k
+                        break
+            if nb == end:
+                # the window is done: take the live entries of the overflow slots (stale ones
+                # are dropped) and open the next window at the lowest bin among them
+                low = NONE
+                for t in range(nthreads):
+                    h = ts[t, K, HEAD]
+                    ts[t, K, HEAD] = -1
+                    ts[t, K, TAIL] = -1
+                    ts[t, K, COUNT] = 0
+                    while h != -1:
+                        c = h
+                        h = meta[c, NEXT]
+                        for j in range(meta[c, FILL]):
+                            v = items[c * CHUNK + j]
+                            dv = item_d[c * CHUNK + j]
+                            # dirty marks the vertices taken (all clear between steps): a
+                            # vertex goes into pend once, so pend (n entries) never overflows
+                            if dist[v] == dv and dirty[v] == 0:
+                                dirty[v] = 1
+                                pend[npend] = v
+                                npend += 1
+                                b = _bin_of(dv, inv_delta, cur)
+                                if b < low:
+                                    low = b
+                        # to thread 0's free list, from which the filing loop takes its chunks
+                        meta[c, NEXT] = ts[0, OWN, FREE]
+                        ts[0, OWN, FREE] = c
+                if npend == 0:
+                    break
+                ctl[WINDOWS] += 1
+                cur = low
+                end = low + K
+                continue
+            cur = nb
+            ctl[STEPS] += 1
+            s = cur & (K - 1)
+            nfr = 0
+            total = 0
+            for t in range(nthreads):
+                fc[8 * t + CURSOR] = 0
+                fc[8 * t + FR_START] = nfr
+                total += ts[t, s, COUNT]
+                h = ts[t, s, HEAD]
+                while h != -1:
+                    fr[nfr] = h
+                    nfr += 1
+                    h = meta[h, NEXT]
+                fc[8 * t + FR_END] = nfr
+                ts[t, s, HEAD] = -1
+                ts[t, s, TAIL] = -1
+                ts[t, s, COUNT] = 0
+            if parallel and nthreads > 1 and (np.float64(total) * nnz
+                                              >= np.float64(SERIAL_EDGES) * n):
+                _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur,
+                      end, ts, items, item_d, meta, ctl, dirty)
+                ctl[REGIONS] += 1
+            else:
+                # one thread, or too little work to pay for waking the others
+                ts[0, OWN, WORK] += _thread_work(t0, fr, fc, indptr, indices, weights, dist,
+                                                 limit, capped, inv_delta, cur, end, ts, items,
+                                                 item_d, meta, ctl, dirty, np.bool_(False))
+            # hand the frontier's chunks back, spread over the threads' free lists
+            for k in range(nfr):
+                c = fr[k]
+                t = k % nthreads
+                meta[c, NEXT] = ts[t, OWN, FREE]
+                ts[t, OWN, FREE] = c
+        relaxed = 0
+        for t in range(nthreads):
+            relaxed += ts[t, OWN, WORK]
+        ctl[RELAXED] = relaxed
+        ctl[STARTED] = 0
+        return 0
+
+    return search
+
+
+#: The search on any thread count, and the one-thread search (no parallel step compiled).
+_search = _make_search(True)
+_search_serial = _make_search(False)
 
 def _pool_chunks(n, nthreads):
     """Chunks of a first pool: one per CHUNK vertices, and a few per bin slot and thread."""
@@ -582,9 +598,10 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
         a = b.fit(n, nthreads, dist.dtype)
         a["ctl"][STARTED] = 0
         growths = 0
-        while _search(indptr, indices, weights, source, 1.0 / delta, limit, capped, dist,
-                      a["ts"], a["items"], a["item_d"], a["meta"], a["fr"], a["fc"],
-                      a["pend"], a["dirty"], a["ctl"]):
+        search = _search if nthreads > 1 else _search_serial
+        while search(indptr, indices, weights, source, 1.0 / delta, limit, capped, dist,
+                     a["ts"], a["items"], a["item_d"], a["meta"], a["fr"], a["fc"],
+                     a["pend"], a["dirty"], a["ctl"]):
             growths += 1
             pending = int(np.count_nonzero(a["dirty"]))
             b.grow(pending // CHUNK + nthreads * (BINS + 1) + 64)

@@ -17,6 +17,21 @@ from graphpar.kernels import atomics
 from graphpar.kernels import sssp as ksssp
 from graphpar.threads import max_threads
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _parallel_search_on_small_graphs():
+    # graphpar.sssp searches graphs of fewer than PARALLEL_EDGES edges on one thread; these
+    # tests' graphs are small, so the bound is lowered to keep the parallel search under
+    # test (test_small_graphs_search_on_one_thread checks the bound itself). Module scope:
+    # hypothesis refuses function-scoped fixtures.
+    import graphpar._shortest_paths as spm
+
+    kept = spm.PARALLEL_EDGES
+    spm.PARALLEL_EDGES = 0
+    yield
+    spm.PARALLEL_EDGES = kept
+
+
 # weights that make float sums round: ties, absorption (1e16 + 1 == 1e16), tiny values
 REAL_WEIGHTS = [0.0, 0.1, 0.2, 0.3, 0.7, 1.0, 1e-17, 3.5, 1e16, 2.0**-30]
 
@@ -1009,3 +1024,27 @@ def test_threads_searching_one_graph_at_once():
     with ThreadPoolExecutor(4) as ex:
         out = list(ex.map(lambda s: sssp(g, s, threads=1), range(8)))
     np.testing.assert_array_equal(np.array(out), ref)
+
+
+@pytest.mark.skipif(max_threads() < 2, reason="needs 2 Numba threads")
+def test_small_graphs_search_on_one_thread(monkeypatch):
+    import graphpar._shortest_paths as spm
+    from graphpar._csgraph import PARALLEL_EDGES
+
+    monkeypatch.setattr(spm, "PARALLEL_EDGES", PARALLEL_EDGES)
+    searched_on = []
+    run_one = spm._run_one
+
+    def spy(arrays, s, method, delta, limit, threads, *rest):
+        searched_on.append(threads)
+        return run_one(arrays, s, method, delta, limit, threads, *rest)
+
+    monkeypatch.setattr(spm, "_run_one", spy)
+    small = graphpar.generate.kronecker(10, seed=1)
+    big = graphpar.generate.grid_road(190, 190, seed=1)
+    assert small.nnz < PARALLEL_EDGES <= big.nnz
+    for g, threads in ((small, 1), (big, 2)):
+        searched_on.clear()
+        d, stats = sssp(g, 1, threads=2, return_stats=True)
+        assert searched_on == [threads] and stats.threads == 2  # the count in force
+        np.testing.assert_array_equal(d, dijkstra(g.to_scipy(), indices=1))

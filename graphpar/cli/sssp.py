@@ -8,7 +8,8 @@ searches alone (reading the graph and compiling are excluded).
 Sources: ``--source 0,5,9``, ``--sources FILE`` (one per line) or
 ``--all-pairs``; for a labelled graph (a CSV edge list with string ids) the
 sources are given by label. One source runs parallel delta-stepping
-(:func:`graphpar.sssp`); several run as :func:`graphpar.csgraph.dijkstra`
+(:func:`graphpar.sssp`, on one thread for a graph of fewer than 2**17
+edges, where a second one saves nothing); several run as :func:`graphpar.csgraph.dijkstra`
 does (one serial search per thread, or delta-stepping per source when there
 are fewer sources than threads), or with ``--delta`` delta-stepping per
 source. ``--output FILE.npz`` writes ``distances``, ``predecessors`` and
@@ -248,8 +249,9 @@ def register(sub) -> None:
         "sssp",
         help="shortest paths from one source, several, or all (parallel)",
         description=(
-            "Shortest-path distances from one source by parallel delta-stepping, or from\n"
-            "several (--source 0,5,9, --sources FILE, --all-pairs), one search per thread.\n"
+            "Shortest-path distances from one source by parallel delta-stepping (on one\n"
+            "thread below 2**17 edges, where a second saves nothing), or from several\n"
+            "(--source 0,5,9, --sources FILE, --all-pairs), one search per thread.\n"
             "Prints the vertices reached, the largest finite distance, the search time\n"
             "and MTEPS (stored edges leaving reached vertices / search time, loading and\n"
             "compiling excluded). Weights must be >= 0."
