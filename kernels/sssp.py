@@ -473,6 +473,7 @@ def _make_search(parallel):
 _search = _make_search(True)
 _search_serial = _make_search(False)
 
+
 def _pool_chunks(n, nthreads):
     """Chunks of a first pool: one per CHUNK vertices, and a few per bin slot and thread."""
     return n // CHUNK + nthreads * (BINS + 3) + 64
@@ -486,8 +487,9 @@ class SearchBuffers:
     search (22 for int32 distances) and 140 KiB a thread, more after the chunk
     pool grew. Arrays that do not fit the next search (another vertex count,
     thread count or distance dtype, or a smaller pool) are replaced. A search
-    that finds the buffers in use by another thread uses fresh ones. Copies and
-    pickles of a ``Graph`` start with empty buffers.
+    that finds the buffers in use by another thread uses fresh ones. Deep copies
+    and pickles of a ``Graph`` start with empty buffers; a shallow copy shares
+    them.
 
     Examples
     --------
