@@ -517,7 +517,7 @@ def _read_npz(zf: zipfile.ZipFile, path: str, rank: int, nranks: int) -> Table:
     size = os.path.getsize(path)
     members: list[_Member] = []
     for info in zf.infolist():
-        if info.is_dir():
+        if info.filename.endswith("/"):  # a folder (ZipInfo.is_dir fails on an empty name)
             continue
         if not info.filename.endswith(".npy"):
             raise ValueError(f"{path}: member {_show(info.filename)} is not a .npy array "

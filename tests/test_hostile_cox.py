@@ -432,6 +432,15 @@ def test_arbitrary_npz_bytes_give_user_errors(tmp_path, data, cut):
             assert "\n" not in error_message(exc)
 
 
+def test_npz_member_with_an_empty_name(tmp_path):
+    # found by the test above: zipfile's is_dir() raised IndexError on an empty member name
+    path = tmp_path / "f.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo(""), b"x")
+    with pytest.raises(ValueError, match=r"member '' is not a \.npy array"):
+        read_npz(path)
+
+
 def test_decompression_is_streamed_under_the_limit(tmp_path, monkeypatch):
     path = tmp_path / "z.csv.gz"
     path.write_bytes(gzip_bytes(ZEROS_CSV))
