@@ -16,7 +16,8 @@ import numpy as np
 from graphpar.kernels import cox as K
 from graphpar.kernels.cox_sort import cox_order
 
-__all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "removal_cut", "removal_rows", "tie_code"]
+__all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "has_tied_events", "removal_cut", "removal_rows",
+           "tie_code"]
 
 TIMEFIX_TOL = float(np.sqrt(np.finfo(np.float64).eps))  # R's aeqSurv default
 CHUNK_ROWS = 4096  # rows per chunk: fixes the summation order whatever the thread count
@@ -165,6 +166,10 @@ class CoxProblem:
     p, n_samples, n_events : int
         Covariates, rows and events.
     feature_names : list of str
+    kernel_ties : int
+        The tie method the kernels run: ``K.BRESLOW`` for an Efron fit without
+        tied events (:func:`has_tied_events`), where both give the same numbers
+        by the same operations, else the fit's own.
 
     Examples
     --------
@@ -242,6 +247,10 @@ class CoxProblem:
         self.time = time_sorted  # sorted and time-fixed: also the baseline hazard's input
         K.tie_flags(self.time, self.strata if codes is not None else np.empty(0, np.int64),
                     self.flags)
+        # Efron's correction touches only groups of two or more events; without any, the
+        # Breslow kernel does the same arithmetic, and the Efron variant is not compiled
+        self.kernel_ties = (self.ties if has_tied_events(self.time, self.strata, self.event,
+                                                         self.w) else K.BRESLOW)
         cs = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
         cst = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
         nc = K.chunk_layout(self.flags, CHUNK_ROWS, 0, cs, cst)
@@ -264,7 +273,7 @@ class CoxProblem:
         g = np.zeros(p)
         h = np.zeros((p, p))
         K.cox_block(self.XT, self.eta, self.w, self.event, self.flags, self.smax,
-                    self.chunk_start, self.chunk_stratum, self.ties, K.HESS_FULL,
+                    self.chunk_start, self.chunk_stratum, self.kernel_ties, K.HESS_FULL,
                     np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
                     np.empty(p + 2), s2_tail=False)
         self.beta = beta
@@ -288,6 +297,35 @@ class CoxProblem:
         if self.beta is None or not np.array_equal(self.beta, coef):
             return None
         return self.eta, self.smax, self.r
+
+
+def has_tied_events(time: np.ndarray, strata: np.ndarray | None, event: np.ndarray,
+                    w: np.ndarray) -> bool:
+    """Whether two events of positive weight share a tie group of the sorted rows.
+
+    The rows are sorted by stratum, then time, so the rows of a tie group (one
+    time in one stratum) are adjacent, and two events share a group exactly when
+    they are consecutive among the events and have the same time and stratum. A
+    row of weight 0 counts as absent, as in the kernels.
+
+    Examples
+    --------
+    >>> t = np.array([3.0, 2.0, 2.0, 1.0])
+    >>> has_tied_events(t, None, np.array([1, 1, 1, 0], np.uint8), np.empty(0))
+    True
+    >>> has_tied_events(t, None, np.array([1, 1, 0, 1], np.uint8), np.empty(0))
+    False
+    """
+    scored = event != 0
+    if w.size:
+        scored &= w > 0.0
+    rows = np.flatnonzero(scored)
+    te = time[rows]
+    same = te[1:] == te[:-1]
+    if strata is not None:
+        se = strata[rows]
+        same &= se[1:] == se[:-1]
+    return bool(same.any())
 
 
 def _min_length(time: np.ndarray, rows: np.ndarray, n: int) -> float:

@@ -88,8 +88,10 @@ passes are serial ``nogil`` Numba functions over a range of chunks, run on
 loop costs about a second and a half more to compile per function), the setup
 steps that are single vectorised passes are NumPy, no slice of an array is
 assigned in compiled code (``a[i:j] = b`` compiles Numba's shape-mismatch error
-message, seconds), and pass 3 exists once per tie method, with and without the
-Hessian, each compiled on its first use only. Hot loops index slices from 0
+message, seconds), pass 3 allocates nothing (its work arrays come from
+:func:`run_chunks`' ``scratch``) and exists once per tie method, Hessian mode
+and S2-tail choice, each compiled on its first use only. An Efron fit without
+tied events runs the Breslow variant (the same operations there). Hot loops index slices from 0
 (``x = XT[a, lo:hi]; x[k]``): an index that may be negative costs a wraparound
 check per access, which halves the speed of the Gram and matrix-vector loops.
 
@@ -131,7 +133,7 @@ def _arg_kind(a):
     return type(a)
 
 
-def run_chunks(fn, nchunks, *args):
+def run_chunks(fn, nchunks, *args, scratch=None):
     """Call ``fn(lo, hi, *args)`` on contiguous ranges ``[lo, hi)`` covering ``range(nchunks)``.
 
     One range per Numba thread (``numba.get_num_threads()``, which
@@ -141,9 +143,20 @@ def run_chunks(fn, nchunks, *args):
     thread runs the first range. The first call of a Numba function for a
     signature runs that range before starting the others, so that a cold cache
     compiles (or loads) ``fn`` once, not once per thread at the same time.
+
+    ``scratch(lo, hi)``, if given, returns a tuple of work arrays for one range,
+    passed after ``args``: allocated here by NumPy, so that ``fn`` compiles no
+    allocation of its own.
     """
     global _pool
     nt = max(1, min(numba.get_num_threads(), nchunks))
+    if scratch is not None:
+        kernel = fn
+
+        def fn(lo, hi, *a):
+            kernel(lo, hi, *a, *scratch(lo, hi))
+
+        fn.kernel = kernel
     if nt == 1:
         fn(0, nchunks, *args)
         return
@@ -152,8 +165,9 @@ def run_chunks(fn, nchunks, *args):
             _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="graphpar-cox")
         pool = _pool
     cuts = [(nchunks * t) // nt for t in range(nt + 1)]
-    key = (fn, tuple(map(_arg_kind, args)))
-    warm = key in _warm or not hasattr(fn, "py_func")
+    kernel = getattr(fn, "kernel", fn)
+    key = (kernel, tuple(map(_arg_kind, args)))
+    warm = key in _warm or not hasattr(kernel, "py_func")
     if not warm:
         fn(cuts[0], cuts[1], *args)
         with _pool_lock:
@@ -330,11 +344,11 @@ def _gram(Z, Y, lo, hi, yoff, out, full):
             out[a, a] += s
         return
     for a in range(0, p, 2):
-        a2 = min(a + 1, p - 1)
+        a2 = a + 1 if a + 1 < p else p - 1  # (no min(): one overload fewer to compile)
         z0 = Z[a, lo:hi]
         z1 = Z[a2, lo:hi]
         for b in range(a, p, 2):
-            b2 = min(b + 1, p - 1)
+            b2 = b + 1 if b + 1 < p else p - 1
             y0 = Y[b, lo + yoff:hi + yoff]
             y1 = Y[b2, lo + yoff:hi + yoff]
             s00 = 0.0
@@ -408,24 +422,28 @@ def _first_weights(c_lo, c_hi, r, w, event, flags, chunk_start, c0, efron, al):
         al[c] = tot
 
 
-def _make_fused_chunks(efron, need_h):
-    """Pass 3 for one tie method, with or without the Hessian.
+def _make_fused_chunks(efron, hess_mode, tail2):
+    """Pass 3 for one tie method, Hessian mode and S2 tail choice.
 
-    ``efron`` and ``need_h`` are compile-time constants of the returned function
-    (Numba freezes closure variables and prunes the branches they decide), so
-    each variant compiles only its own code, and only when first called.
+    ``efron``, ``hess_mode`` and ``tail2`` are compile-time constants of the
+    returned function (Numba freezes closure variables and prunes the branches
+    they decide), so each variant compiles only its own code, and only when
+    first called (:func:`_fused`).
     """
+    need_h = hess_mode != HESS_NONE
+    full = hess_mode == HESS_FULL
 
     @njit(cache=True, nogil=True, error_model="numpy")
-    def fused_chunks(c_lo, c_hi, XT, r, w, event, flags, chunk_start, c0, after2, full,
-                     tail2, l1s, l2s, grads, infos, us, res):
+    def fused_chunks(c_lo, c_hi, XT, r, w, event, flags, chunk_start, c0, after2, l1s, l2s,
+                     grads, infos, us, res, vec, mat, col):
         """Pass 3 on chunks ``[c_lo, c_hi)``; S1 starts from zero in each chunk.
 
         Per chunk ``c``, accumulates into ``grads[c]`` and ``infos[c]`` (minus the
         Hessian, upper triangle) and the correction vector ``us[c]`` (all zero on
         entry); leaves in ``l1s[c]`` (and, with ``tail2``, ``l2s[c]``) the S1 (S2)
         tails since the chunk's last stratum start, and in ``res[c]`` (ll, alpha,
-        beta0).
+        beta0). ``vec`` (3, p), ``mat`` (2, p, width) and ``col`` (2, width) are
+        work arrays (width: the range's widest chunk; 0 without the Hessian).
 
         The S2-type Hessian terms sum_g c_g S2_g are summed by parts into one
         weighted Gram matrix sum_k r_k W_k x_k x_k^T (W_k: the sum of c_g over the
@@ -438,17 +456,13 @@ def _make_fused_chunks(efron, need_h):
         """
         p = XT.shape[0]
         has_w = w.size > 0
-        a1 = np.empty(p)
-        ls = np.empty(p)
-        as_ = np.empty(p)
-        width = 0
-        for c in range(c_lo, c_hi):
-            width = max(width, chunk_start[c + 1] - chunk_start[c])
-        hcols = width if need_h else 0
-        M = np.empty((p, hcols))  # the rank-one columns (at most one per row)
-        Z = np.empty((p, hcols))
-        wt = np.empty(hcols)
-        gv = np.empty(hcols)
+        a1 = vec[0]
+        ls = vec[1]
+        as_ = vec[2]
+        M = mat[0]  # the rank-one columns (at most one per row)
+        Z = mat[1]
+        wt = col[0]
+        gv = col[1]
         for c in range(c_lo, c_hi):
             lo = chunk_start[c]
             hi = chunk_start[c + 1]
@@ -610,11 +624,16 @@ def _make_fused_chunks(efron, need_h):
     return fused_chunks
 
 
-# Each variant is compiled on its first call only.
-_FUSED = {(BRESLOW, False): _make_fused_chunks(False, False),
-          (BRESLOW, True): _make_fused_chunks(False, True),
-          (EFRON, False): _make_fused_chunks(True, False),
-          (EFRON, True): _make_fused_chunks(True, True)}
+_FUSED = {}  # (ties, hess_mode, tail2) -> pass 3 for them
+
+
+def _fused(ties, hess_mode, tail2):
+    """Pass 3's variant for ``(ties, hess_mode, tail2)``, made on first use."""
+    key = (int(ties), int(hess_mode), bool(tail2))
+    fn = _FUSED.get(key)
+    if fn is None:
+        fn = _FUSED.setdefault(key, _make_fused_chunks(key[0] == EFRON, key[1], key[2]))
+    return fn
 
 
 def cox_block(XT, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties, hess_mode,
@@ -664,9 +683,10 @@ def cox_block(XT, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties,
         # the S2 carries fold into pass 3's Gram matrix: a row of a chunk's last stratum
         # segment is also in the risk sets of the later chunks' first segments, whose
         # S2 coefficients sum to after2[c]
-        al = np.empty(nc)
-        run_chunks(_first_weights, nc, r, w, event, flags, chunk_start, c0,
-                   int(ties) == EFRON, al)
+        al = np.zeros(nc)
+        if nc > 1:  # al[0] reaches no after2: one chunk needs no pass 2 (nor its compilation)
+            run_chunks(_first_weights, nc, r, w, event, flags, chunk_start, c0,
+                       int(ties) == EFRON, al)
         acc = 0.0
         for c, (st, h, a) in enumerate(zip(starts[::-1].tolist(), had[::-1].tolist(),
                                            al[::-1].tolist(), strict=True)):
@@ -679,8 +699,13 @@ def cox_block(XT, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties,
     info = np.zeros((nc, p, p))
     u = np.zeros((nc, p))
     res = np.empty((nc, 3))
-    run_chunks(_FUSED[int(ties), need_h], nc, XT, r, w, event, flags, chunk_start, c0, after2,
-               hess_mode == HESS_FULL, tail2, l1, l2, g, info, u, res)
+
+    def scratch(lo, hi):
+        width = int(np.diff(chunk_start[lo:hi + 1]).max()) if need_h else 0
+        return np.empty((3, p)), np.empty((2, p, width)), np.empty((2, width))
+
+    run_chunks(_fused(ties, hess_mode, tail2), nc, XT, r, w, event, flags, chunk_start, c0,
+               after2, l1, l2, g, info, u, res, scratch=scratch)
     _combine(starts, hess_mode, tail2, carry_s1, carry_s2, c0, had, lle, res, l1, l2, g, info,
              u, out_ll, out_grad, out_hess, out_seg)
 

@@ -464,3 +464,54 @@ def test_linear_predictor_numpy_path_is_the_kernel_bit_for_bit(monkeypatch, ties
     np.testing.assert_array_equal(small.coef_, big.coef_)
     assert small.log_likelihood_ == big.log_likelihood_
     np.testing.assert_array_equal(small.se_, big.se_)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(k for k, v in c.items() if v)
+                         or "plain")
+def test_efron_without_tied_events_is_breslow_bit_for_bit(case):
+    # the fit runs the Breslow kernel for an Efron fit without tied events
+    # (CoxProblem.kernel_ties): the two must agree exactly there, one chunk or many
+    X, time, event, strata, w, off = _inputs(case, ties=False)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    for target in (1, 7, 1000):
+        for hmode in (K.HESS_FULL, K.HESS_DIAG, K.HESS_NONE):
+            ll_e, g_e, h_e = s.whole(target, "efron", hmode)
+            ll_b, g_b, h_b = s.whole(target, "breslow", hmode)
+            assert ll_e == ll_b
+            np.testing.assert_array_equal(g_e, g_b)
+            np.testing.assert_array_equal(h_e, h_b)
+
+
+def test_tied_events_are_found_as_the_kernels_see_them():
+    from graphpar._cox_problem import has_tied_events
+
+    t = np.array([5.0, 4.0, 4.0, 4.0, 1.0])
+    none = np.empty(0)
+    ev = np.array([1, 1, 0, 1, 1], np.uint8)
+    assert has_tied_events(t, None, ev, none)  # rows 1 and 3: same group
+    assert not has_tied_events(t, None, np.array([1, 1, 0, 0, 1], np.uint8), none)
+    # the same time in two strata is two groups
+    strata = np.array([0, 0, 0, 1, 1])
+    assert not has_tied_events(t, strata, ev, none)
+    # an event of weight 0 is as if absent; a positive weight counts
+    assert not has_tied_events(t, None, ev, np.array([1.0, 1.0, 1.0, 0.0, 1.0]))
+    assert has_tied_events(t, None, ev, np.array([1.0, 0.5, 1.0, 2.0, 1.0]))
+    assert not has_tied_events(t[:0], None, ev[:0], none)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_problem_runs_breslow_only_when_efron_changes_nothing(tied):
+    from graphpar._cox_problem import CoxProblem
+    from graphpar._validation import check_cox_arrays
+
+    X, time, event, strata, w, _ = make_data(n=60, ties=tied)
+    arrays = check_cox_arrays(X, time, event, strata=strata, weights=w)
+    assert CoxProblem(arrays, "breslow").kernel_ties == K.BRESLOW
+    efron = CoxProblem(arrays, "efron")
+    assert efron.kernel_ties == (K.EFRON if tied else K.BRESLOW)
+    beta = np.array([0.2, -0.1, 0.3])
+    ref = cox_loglik(X, time, event, beta, "efron", strata, w, None)
+    ll, g, h = efron.evaluate(beta)
+    assert ll == pytest.approx(ref[0], rel=1e-12)
+    np.testing.assert_allclose(g, ref[1], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(h, ref[2], rtol=1e-10, atol=1e-10)

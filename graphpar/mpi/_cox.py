@@ -89,6 +89,7 @@ from graphpar._cox_baseline import (
 from graphpar._cox_problem import (
     TIMEFIX_TOL,
     chain_values,
+    has_tied_events,
     removal_cut,
     removal_rows,
     tie_code,
@@ -236,6 +237,10 @@ class DistCoxProblem:
         if n and prev_last is not None and prev_last == strata[0]:
             flags[0] = K.FLAG_GROUP
         self.flags = flags
+        # a tie group is never split between ranks: each rank's kernels may run Breslow
+        # where Efron changes nothing, as serially (CoxProblem.kernel_ties)
+        self.kernel_ties = (self.ties if has_tied_events(time, strata, self.event, self.w)
+                            else K.BRESLOW)
         starts = int(np.count_nonzero(flags & K.FLAG_STRATUM))
         before = comm.exscan(starts)  # collective: every rank calls it
         before = 0 if comm.Get_rank() == 0 or before is None else int(before)
@@ -267,7 +272,7 @@ class DistCoxProblem:
         """
         start_time = perf_counter()
         comm = self.comm
-        tie = self.ties
+        tie = self.kernel_ties
         p = self.p
         beta = np.ascontiguousarray(beta, dtype=np.float64)
         n = self.n_local
