@@ -235,27 +235,32 @@ def cold_start(timeout: float) -> None:
     Each case runs in its own fresh process and fresh ``NUMBA_CACHE_DIR``; the
     CPU time (one thread compiles) is the figure to trust on a loaded machine.
     Continuous times have no tied events, so there an Efron fit runs the Breslow
-    kernel (the same operations); the "efron, tied" case rounds the times up to
-    tenths, so that it compiles the Efron kernel.
+    kernel (the same operations); the "tied" cases round the times up to tenths,
+    so that they compile the Efron kernel. A fit of fewer than
+    ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluates in NumPy and
+    compiles no Cox kernel: the 1000-row cases show that, the 10 000-row cases
+    what a first larger fit compiles.
     """
     import tempfile
 
     code = ("import time, numpy as np; t0 = time.perf_counter(); c0 = time.process_time()\n"
             "import graphpar\n"
-            "rng = np.random.default_rng(0); X = rng.normal(size=(1000, 3))\n"
-            "t = rng.exponential(size=1000); t = np.ceil(10 * t) / 10 if TIED else t\n"
-            "graphpar.CoxPH(ties=TIES).fit(X, t, rng.random(1000) < .7)\n"
+            "n = ROWS; rng = np.random.default_rng(0); X = rng.normal(size=(n, 3))\n"
+            "t = rng.exponential(size=n); t = np.ceil(10 * t) / 10 if TIED else t\n"
+            "graphpar.CoxPH(ties=TIES).fit(X, t, rng.random(n) < .7)\n"
             "print(time.perf_counter() - t0, time.process_time() - c0)")
     print(f"cold start (import + first fit, fresh cache); load average {os.getloadavg()}")
-    for ties, tied in (("breslow", False), ("efron", False), ("efron", True)):
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-            run = code.replace("TIES", repr(ties)).replace("TIED", repr(tied))
-            r = subprocess.run([sys.executable, "-c", run],
-                               capture_output=True, text=True, env=env, timeout=timeout)
-            wall, cpu = map(float, r.stdout.split())
-            label = f"{ties}, tied" if tied else ties
-            print(f"  {label:<13} wall {wall:6.2f} s   cpu {cpu:6.2f} s")
+    for rows in (1000, 10_000):
+        for ties, tied in (("breslow", False), ("efron", False), ("efron", True)):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+                run = (code.replace("TIES", repr(ties)).replace("TIED", repr(tied))
+                       .replace("ROWS", str(rows)))
+                r = subprocess.run([sys.executable, "-c", run],
+                                   capture_output=True, text=True, env=env, timeout=timeout)
+                wall, cpu = map(float, r.stdout.split())
+                label = f"{ties}, tied" if tied else ties
+                print(f"  {rows:>6} rows  {label:<13} wall {wall:6.2f} s   cpu {cpu:6.2f} s")
 
 
 def child(method: str, n: int, threads: int, repeat: int, timeout: float,

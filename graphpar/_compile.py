@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["CompileSummary", "compile_kernels", "compile_notice", "kernel_cache_dir",
-           "kernel_dispatchers", "WARM_UPS", "tiny_graph", "wide_indices", "cox_data"]
+           "kernel_dispatchers", "WARM_UPS", "tiny_graph", "wide_indices", "cox_data",
+           "cox_kernels_on_tiny_data"]
 
 NOTICE = "graphpar: compiling kernels (first run only; later runs use the cache in {dir})"
 
@@ -208,6 +209,10 @@ def _warm_io() -> None:
         path = os.path.join(tmp, "u.npz")
         write_graph(g.symmetrized(), path)
         read_graph(path, directed=None)
+    # how the split text readers (graphs and Cox tables) find line starts in large files
+    from graphpar.io._lines import line_range
+
+    line_range(b"1 2\n3 4\n", 2, 6)
 
 
 def _warm_sssp() -> None:
@@ -295,11 +300,46 @@ def cox_data():
     return X, time_, event, strata
 
 
+@contextlib.contextmanager
+def cox_kernels_on_tiny_data():
+    """While active, Cox fits of a few rows run the compiled kernels in several chunks.
+
+    Fits below ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluate in NumPy
+    and one chunk needs no pass 2, so a warm-up on tiny data would compile
+    nothing that large fits run. This lowers both bounds (process-wide, so only
+    for :func:`compile_kernels`) and restores them.
+
+    Examples
+    --------
+    >>> from graphpar import _cox_problem
+    >>> with cox_kernels_on_tiny_data():
+    ...     _cox_problem.NUMPY_ROWS_BELOW
+    0
+    """
+    from graphpar import _cox_problem
+
+    saved = {"NUMPY_ROWS_BELOW": _cox_problem.NUMPY_ROWS_BELOW,
+             "CHUNK_ROWS": _cox_problem.CHUNK_ROWS}
+    mpi_cox = sys.modules.get("graphpar.mpi._cox")
+    mpi_chunk = mpi_cox.CHUNK_ROWS if mpi_cox is not None else None
+    _cox_problem.NUMPY_ROWS_BELOW = 0
+    _cox_problem.CHUNK_ROWS = 8
+    if mpi_cox is not None:
+        mpi_cox.CHUNK_ROWS = 8
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(_cox_problem, name, value)
+        if mpi_cox is not None:
+            mpi_cox.CHUNK_ROWS = mpi_chunk
+
+
 def _warm_cox() -> None:
     from graphpar import CoxPH, concordance_index
 
     X, t, e, strata = cox_data()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), cox_kernels_on_tiny_data():
         warnings.simplefilter("ignore")
         for ties in ("efron", "breslow"):
             m = CoxPH(ties=ties).fit(X, t, e)
@@ -308,6 +348,8 @@ def _warm_cox() -> None:
             CoxPH(ties=ties, penalizer=0.1).fit(X, t, e, strata=strata,
                                                 weights=np.full(t.size, 2.0),
                                                 offset=np.zeros(t.size))
+        # times a rounding apart (0.1 + 0.2 against 0.3): the time fix merges them in a kernel
+        CoxPH().fit(X, t * (1.0 + 1e-13 * (np.arange(t.size) % 2)), e)
         concordance_index(t, event=e, risk=m.predict_risk(X))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphpar.kernels import cox as K
+from graphpar.kernels.cox_small import cox_whole
 from graphpar.kernels.cox_sort import cox_order
 
 __all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "has_tied_events", "removal_cut", "removal_rows",
@@ -22,6 +23,9 @@ __all__ = ["CoxProblem", "TIES", "TIMEFIX_TOL", "has_tied_events", "removal_cut"
 TIMEFIX_TOL = float(np.sqrt(np.finfo(np.float64).eps))  # R's aeqSurv default
 CHUNK_ROWS = 4096  # rows per chunk: fixes the summation order whatever the thread count
 BLOCK = 1 << 20  # rows per block of the NumPy passes that would otherwise make N temporaries
+#: Below this many sorted rows an evaluation runs in NumPy (graphpar.kernels.cox_small): a
+#: first small fit then compiles no Cox kernel; the kernels would run one chunk anyway.
+NUMPY_ROWS_BELOW = CHUNK_ROWS
 
 # The kernel's codes of the tie methods.
 TIES = {"breslow": K.BRESLOW, "efron": K.EFRON}
@@ -272,10 +276,14 @@ class CoxProblem:
         ll = np.zeros(1)
         g = np.zeros(p)
         h = np.zeros((p, p))
-        K.cox_block(self.XT, self.eta, self.w, self.event, self.flags, self.smax,
-                    self.chunk_start, self.chunk_stratum, self.kernel_ties, K.HESS_FULL,
-                    np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
-                    np.empty(p + 2), s2_tail=False)
+        if self.eta.size < NUMPY_ROWS_BELOW:  # (the sorted rows start in stratum 0)
+            cox_whole(self.XT, self.eta, self.w, self.event, self.flags, self.smax, 0,
+                      self.kernel_ties, self.r, ll, g, h)
+        else:
+            K.cox_block(self.XT, self.eta, self.w, self.event, self.flags, self.smax,
+                        self.chunk_start, self.chunk_stratum, self.kernel_ties, K.HESS_FULL,
+                        np.zeros(1), np.zeros(p), np.zeros((p, p)), self.r, ll, g, h,
+                        np.empty(p + 2), s2_tail=False)
         self.beta = beta
         return float(ll[0]), g, h
 

@@ -43,6 +43,17 @@ def data_root() -> Path | None:
     return None
 
 
+@pytest.fixture(params=["numpy", "kernels"])
+def cox_evaluation(request, monkeypatch):
+    """Run a test's Cox fits through each evaluation: NumPy (below
+    ``NUMPY_ROWS_BELOW`` sorted rows, as small fits run) and the compiled kernels."""
+    if request.param == "kernels":
+        from graphpar import _cox_problem
+
+        monkeypatch.setattr(_cox_problem, "NUMPY_ROWS_BELOW", 0)
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared data folder; in CI its absence is an error, elsewhere a skip."""

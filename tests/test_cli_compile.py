@@ -15,10 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import graphpar_cmd
 
 import graphpar
+from graphpar._cox_problem import NUMPY_ROWS_BELOW
 
 TIMEOUT = 1800
 NOTICE = "graphpar: compiling kernels (first run only"
@@ -116,9 +118,20 @@ def test_compile_read_only_install_caches_in_the_user_cache(tmp_path):
         # the cache covers real calls: none of these compiles anything
         out = tmp_path / "out"
         out.mkdir()
+        # a Cox fit large enough for the compiled kernels (small ones evaluate in NumPy),
+        # times rounded so that they tie and near-tie (0.1 + 0.2 against 0.3)
+        rng = np.random.default_rng(5)
+        n = 3 * NUMPY_ROWS_BELOW
+        t = np.round(rng.exponential(size=n), 2) + 0.01
+        np.savetxt(out / "cox.csv", np.column_stack([t, rng.random(n) < 0.6,
+                                                     rng.normal(size=(n, 2))]),
+                   delimiter=",", header="t,e,x0,x1", comments="", fmt="%.17g")
         for args in (["generate", "kron", "--scale", 6, "-o", out / "k.gr.gz"],
                      ["sssp", out / "k.gr.gz", "--source", 0, "--verify"],
-                     ["sssp", "--generate", "grid:5", "--source", 1]):
+                     ["sssp", "--generate", "grid:5", "--source", 1],
+                     ["cox", out / "cox.csv", "--time", "t", "--event", "e"],
+                     ["cox", out / "cox.csv", "--time", "t", "--event", "e", "--ties",
+                      "breslow"]):
             r = _graphpar(*args, env=env, cmd=cmd, cwd=tmp_path)
             assert r.returncode == 0, (args, r.stderr)
             assert NOTICE not in r.stderr, (args, r.stderr)

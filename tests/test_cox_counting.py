@@ -38,6 +38,7 @@ def _fit(ref, table):
 
 
 @pytest.mark.parametrize("ref", FITS, ids=lambda f: f"{f['name']}-{f['ties']}")
+@pytest.mark.usefixtures("cox_evaluation")
 def test_matches_r_coxph_counting(ref):
     table = read_csv(DATA / ref["data"])
     m, X, col = _fit(ref, table)

@@ -515,3 +515,84 @@ def test_problem_runs_breslow_only_when_efron_changes_nothing(tied):
     assert ll == pytest.approx(ref[0], rel=1e-12)
     np.testing.assert_allclose(g, ref[1], rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(h, ref[2], rtol=1e-10, atol=1e-10)
+
+
+def _numpy_whole(s, ties):
+    from graphpar.kernels.cox_small import cox_whole
+
+    ll, g, h = np.zeros(1), np.zeros(P), np.zeros((P, P))
+    r = np.empty(len(s.eta))
+    cox_whole(np.ascontiguousarray(s.X.T), s.eta, s.w, s.event, s.flags, s.shift, 0,
+              K.EFRON if ties == "efron" else K.BRESLOW, r, ll, g, h)
+    return ll[0], g, h, r
+
+
+@pytest.mark.parametrize("tied", [True, False])
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(k for k, v in c.items() if v)
+                         or "plain")
+def test_numpy_evaluation_of_small_fits_matches_the_kernels_and_the_direct_sums(case, ties,
+                                                                                tied):
+    # a fit of fewer than NUMPY_ROWS_BELOW rows evaluates in NumPy (no kernel compiled)
+    X, time, event, strata, w, off = _inputs(case, ties=tied)
+    s = Sorted(X, time, event, strata, w, off, BETA)
+    ll, g, h, r = _numpy_whole(s, ties)
+    ref_ll, ref_g, ref_h = cox_loglik(X, time, event, BETA, ties, strata, w, off)
+    assert ll == pytest.approx(ref_ll, rel=1e-12)
+    np.testing.assert_allclose(g, ref_g, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(h, ref_h, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(h, h.T)
+    k_ll, k_g, k_h = s.whole(1000, ties)
+    assert ll == pytest.approx(k_ll, rel=1e-13)
+    np.testing.assert_allclose(g, k_g, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(h, k_h, rtol=1e-12, atol=1e-13)
+    w_sorted = s.w if s.w.size else 1.0
+    np.testing.assert_allclose(r, w_sorted * np.exp(s.eta - s.shift[s.strata]), rtol=1e-15)
+
+
+def test_numpy_evaluation_keeps_tiny_risk_sets_finite():
+    # eta far below its stratum's largest value: S0 near 1e-300, whose square underflows;
+    # every group term is scaled by its own 1/S0, as in the kernels
+    X, time, event, strata, w, off = _inputs(CASES[0], ties=True)
+    X[:, 2] = np.where(time < np.median(time), 2.0, 0.0)  # the late rows: eta 700 below
+    beta = np.array([0.3, -0.2, 350.0])
+    s = Sorted(X, time, event, np.zeros_like(strata), None, None, beta)
+    r = np.exp(s.eta - s.shift[s.strata])
+    assert np.cumsum(r)[np.flatnonzero(s.event)[0]] < 1e-300  # the first risk set is tiny
+    for ties in ("efron", "breslow"):
+        ll, g, h, _ = _numpy_whole(s, ties)
+        k_ll, k_g, k_h = s.whole(1000, ties)
+        assert np.isfinite(ll) and np.all(np.isfinite(h))
+        assert ll == pytest.approx(k_ll, rel=1e-12)
+        np.testing.assert_allclose(g, k_g, rtol=1e-9, atol=1e-9 * np.abs(k_g).max())
+        np.testing.assert_allclose(h, k_h, rtol=1e-9, atol=1e-9 * np.abs(k_h).max())
+
+
+@pytest.mark.parametrize("ties", ["efron", "breslow"])
+def test_small_fits_equal_kernel_fits_with_entry_times(monkeypatch, ties):
+    # (start, stop] rows: the removal rows' negative weights leave the risk sets in both
+    from graphpar import CoxPH, _cox_problem
+
+    rng = np.random.default_rng(21)
+    n = 400
+    X = rng.normal(size=(n, 3))
+    entry = np.round(rng.uniform(0, 2, n), 1)
+    stop = entry + np.round(rng.exponential(size=n), 1) + 0.1
+    e = rng.random(n) < 0.7
+    strata = rng.integers(0, 2, n)
+    w = rng.uniform(0.5, 2.0, n)
+
+    def fit():
+        return CoxPH(ties=ties).fit(X, stop, e, entry=entry, strata=strata, weights=w)
+
+    small = fit()
+    monkeypatch.setattr(_cox_problem, "NUMPY_ROWS_BELOW", 0)
+    big = fit()
+    assert small.n_iter_ == big.n_iter_
+    np.testing.assert_allclose(small.coef_, big.coef_, rtol=1e-11)
+    np.testing.assert_allclose(small.se_, big.se_, rtol=1e-11)
+    assert small.log_likelihood_ == pytest.approx(big.log_likelihood_, rel=1e-13)
+    t1, h1 = small.predict_cumulative_hazard(X[:3], strata=strata[:3])
+    t2, h2 = big.predict_cumulative_hazard(X[:3], strata=strata[:3])
+    np.testing.assert_array_equal(t1, t2)
+    np.testing.assert_allclose(h1, h2, rtol=1e-11)

@@ -18,6 +18,7 @@ FITS = reference("r_reference.json")["fits"]
 
 
 @pytest.mark.parametrize("ref", FITS, ids=lambda f: f"{f['name']}-{f['ties']}-pen{f['penalizer']}")
+@pytest.mark.usefixtures("cox_evaluation")
 def test_matches_r_coxph(ref):
     table = read_csv(DATA / ref["data"])
     X = np.column_stack([table[c] for c in ref["covariates"]])

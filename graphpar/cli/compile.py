@@ -61,7 +61,8 @@ def _mpi_warm_ups():
         import numpy as np
 
         from graphpar import mpi
-        from graphpar._compile import cox_data, tiny_graph, wide_indices
+        from graphpar._compile import cox_data, cox_kernels_on_tiny_data, tiny_graph, wide_indices
+        from graphpar.mpi import _cox  # noqa: F401  (loaded first: its chunk size is lowered)
         from graphpar.mpi import generate as mpi_generate
 
         g = tiny_graph()
@@ -78,7 +79,7 @@ def _mpi_warm_ups():
             mpi.train_gcn(g, X, labels, mask, ~mask, ~mask, hidden=4, epochs=2, dtype=dtype,
                           comm=comm)
         Xc, t, e, strata = cox_data()
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), cox_kernels_on_tiny_data():
             warnings.simplefilter("ignore")
             for ties in ("efron", "breslow"):
                 mpi.CoxPH(ties=ties, comm=comm).fit(Xc, t, e)

@@ -87,13 +87,20 @@ def line_range(buf, a: int, b: int, *, origin: int = 0, eof: bool = True):
 
 
 def _as_view(buf) -> np.ndarray:
-    """``buf`` as a 1-D uint8 array, never copied (read-only is fine for searching)."""
+    """``buf`` as a read-only 1-D uint8 view, never copied.
+
+    Always read-only, so that ``find_newline`` has one compiled signature
+    whether the bytes came as ``bytes`` or as a writable buffer.
+    """
     if isinstance(buf, (bytes, bytearray, memoryview)):
-        return np.frombuffer(buf, dtype=np.uint8)
-    arr = np.asarray(buf)
+        arr = np.frombuffer(buf, dtype=np.uint8)
+    else:
+        arr = np.asarray(buf)
     if arr.dtype != np.uint8 or arr.ndim != 1:
         raise TypeError(f"buf must be a 1-D uint8 array or bytes, got {arr.dtype} {arr.shape}")
-    return arr
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 def _first_line_start(arr: np.ndarray, x: int, origin: int, eof: bool):
