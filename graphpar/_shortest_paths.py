@@ -294,7 +294,7 @@ class _Packed:
     wmax: float
     width: float
     packed: np.ndarray | None
-    buffers: _k.SearchBuffers = field(default_factory=_k.SearchBuffers, compare=False)
+    buffers: _k.SearchBuffers = field(compare=False)
 
 
 def _search_plan(g: Graph, sample: np.ndarray, wmax: float, keep: bool) -> _Packed:

@@ -314,15 +314,5 @@ def first_bad_weight(w, reject_negative, reject_inf, chunks):
         return -1, 0, wmax
     c = int(failed[0])
     lo, hi = m * c // chunks, m * (c + 1) // chunks
-    x = w[lo:hi]
-    bad = np.isnan(x)
-    if reject_negative:
-        bad |= x < 0
-    if reject_inf:
-        bad |= np.isinf(x)
-    k = lo + int(np.argmax(bad))
-    if w[k] != w[k]:
-        return k, 1, wmax
-    if reject_negative and w[k] < 0:
-        return k, 2, wmax
-    return k, 3, wmax
+    k, code, _ = _first_bad_weight_numpy(bits[lo:hi], reject_negative, reject_inf)
+    return lo + k, code, wmax
