@@ -2,7 +2,9 @@
 
 The log partial likelihood, its gradient and its Hessian are computed by the
 parallel prefix-scan kernels of :mod:`graphpar.kernels.cox` on rows sorted once
-by (stratum, time descending); :class:`CoxPH` maximises it by Newton-Raphson
+by (stratum, time descending), or for fewer than 4096 rows by the same sums in
+NumPy (:mod:`graphpar.kernels.cox_small`: no kernel to compile for a small
+fit); :class:`CoxPH` maximises it by Newton-Raphson
 with step halving. Results agree with R's ``survival::coxph`` (Breslow and
 Efron ties, strata, case weights, offsets, ridge penalty). After the fit the
 baseline hazard of each stratum is computed as R's ``survfit.coxph`` computes
