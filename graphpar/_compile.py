@@ -301,13 +301,14 @@ def cox_data():
 
 
 @contextlib.contextmanager
-def cox_kernels_on_tiny_data():
+def cox_kernels_on_tiny_data(mpi: bool = False):
     """While active, Cox fits of a few rows run the compiled kernels in several chunks.
 
     Fits below ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluate in NumPy
     and one chunk needs no pass 2, so a warm-up on tiny data would compile
     nothing that large fits run. This lowers both bounds (process-wide, so only
-    for :func:`compile_kernels`) and restores them.
+    for :func:`compile_kernels`) and restores them; with ``mpi``, the chunk size
+    of the distributed fit too (which imports mpi4py).
 
     Examples
     --------
@@ -318,21 +319,22 @@ def cox_kernels_on_tiny_data():
     """
     from graphpar import _cox_problem
 
-    saved = {"NUMPY_ROWS_BELOW": _cox_problem.NUMPY_ROWS_BELOW,
-             "CHUNK_ROWS": _cox_problem.CHUNK_ROWS}
-    mpi_cox = sys.modules.get("graphpar.mpi._cox")
-    mpi_chunk = mpi_cox.CHUNK_ROWS if mpi_cox is not None else None
+    modules = [_cox_problem]
+    if mpi:
+        from graphpar.mpi import _cox as mpi_cox
+
+        modules.append(mpi_cox)
+    saved = [(m, m.CHUNK_ROWS) for m in modules]
+    below = _cox_problem.NUMPY_ROWS_BELOW
     _cox_problem.NUMPY_ROWS_BELOW = 0
-    _cox_problem.CHUNK_ROWS = 8
-    if mpi_cox is not None:
-        mpi_cox.CHUNK_ROWS = 8
+    for m in modules:
+        m.CHUNK_ROWS = 8
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(_cox_problem, name, value)
-        if mpi_cox is not None:
-            mpi_cox.CHUNK_ROWS = mpi_chunk
+        _cox_problem.NUMPY_ROWS_BELOW = below
+        for m, rows in saved:
+            m.CHUNK_ROWS = rows
 
 
 def _warm_cox() -> None:

@@ -62,7 +62,6 @@ def _mpi_warm_ups():
 
         from graphpar import mpi
         from graphpar._compile import cox_data, cox_kernels_on_tiny_data, tiny_graph, wide_indices
-        from graphpar.mpi import _cox  # noqa: F401  (loaded first: its chunk size is lowered)
         from graphpar.mpi import generate as mpi_generate
 
         g = tiny_graph()
@@ -79,7 +78,7 @@ def _mpi_warm_ups():
             mpi.train_gcn(g, X, labels, mask, ~mask, ~mask, hidden=4, epochs=2, dtype=dtype,
                           comm=comm)
         Xc, t, e, strata = cox_data()
-        with warnings.catch_warnings(), cox_kernels_on_tiny_data():
+        with warnings.catch_warnings(), cox_kernels_on_tiny_data(mpi=True):
             warnings.simplefilter("ignore")
             for ties in ("efron", "breslow"):
                 mpi.CoxPH(ties=ties, comm=comm).fit(Xc, t, e)
