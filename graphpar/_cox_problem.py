@@ -253,8 +253,9 @@ class CoxProblem:
                     self.flags)
         # Efron's correction touches only groups of two or more events; without any, the
         # Breslow kernel does the same arithmetic, and the Efron variant is not compiled
-        self.kernel_ties = (self.ties if has_tied_events(self.time, self.strata, self.event,
-                                                         self.w) else K.BRESLOW)
+        efron = self.ties == K.EFRON and has_tied_events(self.time, self.strata, self.event,
+                                                         self.w)
+        self.kernel_ties = K.EFRON if efron else K.BRESLOW
         cs = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
         cst = np.empty(nn // CHUNK_ROWS + 2, dtype=np.int64)
         nc = K.chunk_layout(self.flags, CHUNK_ROWS, 0, cs, cst)

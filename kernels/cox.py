@@ -150,13 +150,12 @@ def run_chunks(fn, nchunks, *args, scratch=None):
     """
     global _pool
     nt = max(1, min(numba.get_num_threads(), nchunks))
+    kernel = fn
     if scratch is not None:
-        kernel = fn
 
         def fn(lo, hi, *a):
             kernel(lo, hi, *a, *scratch(lo, hi))
 
-        fn.kernel = kernel
     if nt == 1:
         fn(0, nchunks, *args)
         return
@@ -165,7 +164,6 @@ def run_chunks(fn, nchunks, *args, scratch=None):
             _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="graphpar-cox")
         pool = _pool
     cuts = [(nchunks * t) // nt for t in range(nt + 1)]
-    kernel = getattr(fn, "kernel", fn)
     key = (kernel, tuple(map(_arg_kind, args)))
     warm = key in _warm or not hasattr(kernel, "py_func")
     if not warm:

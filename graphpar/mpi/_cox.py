@@ -239,8 +239,8 @@ class DistCoxProblem:
         self.flags = flags
         # a tie group is never split between ranks: each rank's kernels may run Breslow
         # where Efron changes nothing, as serially (CoxProblem.kernel_ties)
-        self.kernel_ties = (self.ties if has_tied_events(time, strata, self.event, self.w)
-                            else K.BRESLOW)
+        efron = self.ties == K.EFRON and has_tied_events(time, strata, self.event, self.w)
+        self.kernel_ties = K.EFRON if efron else K.BRESLOW
         starts = int(np.count_nonzero(flags & K.FLAG_STRATUM))
         before = comm.exscan(starts)  # collective: every rank calls it
         before = 0 if comm.Get_rank() == 0 or before is None else int(before)
