@@ -304,11 +304,14 @@ def cox_data():
 def cox_kernels_on_tiny_data(mpi: bool = False):
     """While active, Cox fits of a few rows run the compiled kernels in several chunks.
 
-    Fits below ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluate in NumPy
-    and one chunk needs no pass 2, so a warm-up on tiny data would compile
-    nothing that large fits run. This lowers both bounds (process-wide, so only
-    for :func:`compile_kernels`) and restores them; with ``mpi``, the chunk size
-    of the distributed fit too (which imports mpi4py).
+    Fits below ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluate in NumPy,
+    blocks below ``graphpar.kernels.cox.NUMPY_PASSES_BELOW`` rows run their
+    linear predictor and scalar passes in NumPy, fewer than
+    ``graphpar.kernels.cox_sort.NUMPY_SORT_BELOW`` rows sort in NumPy, and one
+    chunk needs no pass 2, so a warm-up on tiny data would compile nothing that
+    large fits run. This sets the three bounds to 0 and the chunks to 8 rows
+    (process-wide, so only for :func:`compile_kernels`) and restores them; with
+    ``mpi``, the chunk size of the distributed fit too (which imports mpi4py).
 
     Examples
     --------
@@ -318,23 +321,22 @@ def cox_kernels_on_tiny_data(mpi: bool = False):
     0
     """
     from graphpar import _cox_problem
+    from graphpar.kernels import cox, cox_sort
 
-    modules = [_cox_problem]
+    settings = [(_cox_problem, "NUMPY_ROWS_BELOW", 0), (cox, "NUMPY_PASSES_BELOW", 0),
+                (cox_sort, "NUMPY_SORT_BELOW", 0), (_cox_problem, "CHUNK_ROWS", 8)]
     if mpi:
         from graphpar.mpi import _cox as mpi_cox
 
-        modules.append(mpi_cox)
-    saved = [(m, m.CHUNK_ROWS) for m in modules]
-    below = _cox_problem.NUMPY_ROWS_BELOW
-    _cox_problem.NUMPY_ROWS_BELOW = 0
-    for m in modules:
-        m.CHUNK_ROWS = 8
+        settings.append((mpi_cox, "CHUNK_ROWS", 8))
+    saved = [(module, name, getattr(module, name)) for module, name, _ in settings]
+    for module, name, value in settings:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        _cox_problem.NUMPY_ROWS_BELOW = below
-        for m, rows in saved:
-            m.CHUNK_ROWS = rows
+        for module, name, value in saved:
+            setattr(module, name, value)
 
 
 def _warm_cox() -> None:

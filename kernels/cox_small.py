@@ -148,3 +148,76 @@ def _whole(XT, eta, w, event, flags, shift, stratum0, ties, r, out_ll, out_grad,
     H = U @ U.T - (XT * v) @ XT.T
     H = np.triu(H)
     out_hess[:, :] = H + np.triu(H, 1).T
+
+
+def rates(eta, w, event, flags, shift, chunk_start, chunk_stratum, r, tail0, had, lle):
+    """Pass 1 of :func:`graphpar.kernels.cox.cox_block` in NumPy, for small blocks.
+
+    Fills what ``_rates_chunks`` fills: ``r = w exp(eta - shift)``, and per chunk
+    the S0 tail since its last stratum start (``tail0``), whether a stratum starts
+    in it (``had``) and its events' ``sum w (eta - shift)`` (``lle``). The sums
+    run in row order (``np.cumsum``), as in the kernel; ``np.exp`` may differ
+    from the kernel's ``exp`` in the last bit.
+    """
+    starts = (flags & FLAG_STRATUM) != 0
+    stratum = np.cumsum(starts)
+    if stratum.size:
+        stratum += chunk_stratum[0] - stratum[0]  # row 0's stratum, then one more per start
+    e = eta - shift[stratum]
+    np.exp(e, out=r)
+    if w.size:
+        r *= w
+        e *= w
+    e[event == 0] = 0.0  # the event terms w (eta - shift); adding 0.0 leaves a sum unchanged
+    bounds = chunk_start.tolist()
+    for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        heads = np.flatnonzero(starts[lo:hi])
+        had[c] = heads.size > 0
+        tail_lo = lo + int(heads[-1]) if heads.size else lo
+        tail0[c] = np.cumsum(r[tail_lo:hi])[-1] if hi > tail_lo else 0.0
+        lle[c] = np.cumsum(e[lo:hi])[-1] if hi > lo else 0.0
+
+
+def first_weights(r, w, event, flags, chunk_start, c0, efron, al):
+    """Pass 2 of :func:`graphpar.kernels.cox.cox_block` in NumPy, for small blocks.
+
+    ``al[c]``: the sum of the S2 coefficients ``a0_g / S0_g`` over the event
+    groups of chunk ``c``'s first stratum segment (zero when the chunk starts a
+    stratum), with the S0 carry ``c0[c]``. The same operations in the same order
+    as ``_first_weights`` (running sums by ``np.cumsum``, per-group sums by
+    ``np.bincount``, which adds in row order), so the same values.
+    """
+    bounds = chunk_start.tolist()
+    for c, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        if hi == lo or flags[lo] & FLAG_STRATUM:
+            al[c] = 0.0
+            continue
+        later = np.flatnonzero(flags[lo + 1:hi] & FLAG_STRATUM)
+        end = lo + 1 + int(later[0]) if later.size else hi  # the first stratum segment
+        rs = r[lo:end]
+        s0 = np.cumsum(np.concatenate(([c0[c]], rs)))[1:]  # from the carry, row by row
+        group_head = (flags[lo:end] & FLAG_GROUP) != 0
+        group_head[0] = True
+        gid = np.cumsum(group_head) - 1
+        ngroups = int(gid[-1]) + 1
+        wk = w[lo:end] if w.size else np.ones(end - lo)
+        scored = (event[lo:end] != 0) & (wk > 0.0)
+        gs = gid[scored]
+        m = np.bincount(gs, minlength=ngroups)
+        dw = np.bincount(gs, weights=wk[scored], minlength=ngroups)
+        last = np.append(np.flatnonzero(group_head)[1:], end - lo) - 1
+        keep = np.flatnonzero(m > 0)
+        inv = 1.0 / s0[last[keep]]
+        ab0 = dw[keep]
+        if efron:
+            tied = np.flatnonzero(m[keep] > 1)
+            if tied.size:
+                mt = m[keep][tied]
+                fa = np.bincount(gs, weights=rs[scored], minlength=ngroups)[keep][tied] \
+                    * inv[tied]
+                gi = np.repeat(np.arange(tied.size), mt)
+                q = np.arange(gi.size) - np.repeat(np.cumsum(mt) - mt, mt)
+                terms = (dw[keep][tied] / mt)[gi] / (1.0 - (q / mt[gi]) * fa[gi])
+                ab0 = ab0.copy()
+                ab0[tied] = np.bincount(gi, weights=terms, minlength=tied.size)
+        al[c] = np.cumsum(inv * ab0)[-1] if keep.size else 0.0
