@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = ["CompileSummary", "compile_kernels", "compile_notice", "kernel_cache_dir",
            "kernel_dispatchers", "WARM_UPS", "tiny_graph", "wide_indices", "cox_data",
-           "cox_kernels_on_tiny_data"]
+           "cox_kernels_on_tiny_data", "large_input_paths", "SIZE_BOUNDS"]
 
 NOTICE = "graphpar: compiling kernels (first run only; later runs use the cache in {dir})"
 
@@ -300,6 +300,46 @@ def cox_data():
     return X, time_, event, strata
 
 
+#: Size bounds below which a call takes a path that compiles less (checks in NumPy, one
+#: thread, serial steps), as ``(module, attribute)``. Warm-up inputs are tiny, below all
+#: of them: :func:`compile_kernels` runs each warm-up again with them at 0
+#: (:func:`large_input_paths`), so that large inputs find their kernels in the cache too.
+SIZE_BOUNDS = (
+    ("graphpar.kernels.csr", "NUMPY_CHECK_BELOW"),
+    ("graphpar._csgraph", "PARALLEL_EDGES"),
+    ("graphpar._csgraph", "SERIAL_WORK"),
+    ("graphpar._shortest_paths", "PARALLEL_EDGES"),
+    ("graphpar._gcn", "SERIAL_WORK"),
+    ("graphpar._gcn_layers", "SERIAL_WORK"),
+    ("graphpar.kernels.dist_sssp", "PAR_MIN"),
+)
+
+
+@contextlib.contextmanager
+def large_input_paths():
+    """While active, tiny inputs take the paths of large ones: every bound of
+    :data:`SIZE_BOUNDS` is 0 (process-wide, so only for :func:`compile_kernels`).
+
+    Examples
+    --------
+    >>> from graphpar import _shortest_paths
+    >>> with large_input_paths():
+    ...     _shortest_paths.PARALLEL_EDGES
+    0
+    >>> _shortest_paths.PARALLEL_EDGES > 0
+    True
+    """
+    modules = [(importlib.import_module(module), name) for module, name in SIZE_BOUNDS]
+    saved = [(module, name, getattr(module, name)) for module, name in modules]
+    for module, name in modules:
+        setattr(module, name, 0)
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
 @contextlib.contextmanager
 def cox_kernels_on_tiny_data(mpi: bool = False):
     """While active, Cox fits of a few rows run the compiled kernels in several chunks.
@@ -411,8 +451,9 @@ def compile_kernels(*, extra=(), progress: bool | None = False) -> CompileSummar
 
     Each public workload runs on tiny inputs with every dtype variant the public API
     can pass a kernel (int32 and int64 indices, float32 and float64 features, each
-    file format, both Cox tie rules ...), so that later real calls find their kernels
-    in the cache (:func:`kernel_cache_dir`).
+    file format, both Cox tie rules ...), once as they are and once taking the paths
+    of large inputs (:func:`large_input_paths`), so that later real calls of any size
+    find their kernels in the cache (:func:`kernel_cache_dir`).
 
     Parameters
     ----------
@@ -440,6 +481,8 @@ def compile_kernels(*, extra=(), progress: bool | None = False) -> CompileSummar
         for what, warm in steps:
             bar.set_description(f"compiling kernels: {what}")
             warm()
+            with large_input_paths():
+                warm()
             bar.update(1)
     cache = kernel_cache_dir()
     cached = sum(1 for name in os.listdir(cache) if name.endswith(".nbc")) \

@@ -131,6 +131,10 @@ def test_compile_read_only_install_caches_in_the_user_cache(tmp_path):
         for args in (["generate", "kron", "--scale", 6, "-o", out / "k.gr.gz"],
                      ["sssp", out / "k.gr.gz", "--source", 0, "--verify"],
                      ["sssp", "--generate", "grid:5", "--source", 1],
+                     # large inputs take other paths (checks, parallel steps): 2^18 edges
+                     ["generate", "kron", "--scale", 14, "-o", out / "big.gr"],
+                     ["sssp", out / "big.gr", "--source", 0],
+                     ["gcn", "--dataset", "sbm", "--epochs", 2, "-q"],
                      ["cox", out / "cox.csv", "--time", "t", "--event", "e"],
                      ["cox", out / "cox.csv", "--time", "t", "--event", "e", "--ties",
                       "breslow"]):
@@ -141,3 +145,25 @@ def test_compile_read_only_install_caches_in_the_user_cache(tmp_path):
         for path in [site, *site.rglob("*")]:
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
+
+
+def test_large_input_paths_lower_every_size_bound_and_restore_it():
+    import importlib
+
+    from graphpar._compile import SIZE_BOUNDS, large_input_paths
+
+    def values():
+        return [getattr(importlib.import_module(m), name) for m, name in SIZE_BOUNDS]
+
+    before = values()
+    assert all(isinstance(v, int | float) and v > 0 for v in before)
+    with large_input_paths():
+        assert values() == [0] * len(SIZE_BOUNDS)
+    assert values() == before
+    # a module that imports a bound by name holds its own copy: it must be listed too
+    import graphpar.mpi  # noqa: F401  (its modules import bounds as well)
+
+    names = {name for _, name in SIZE_BOUNDS}
+    holders = {(m, name) for m, mod in sys.modules.items() if m.startswith("graphpar.")
+               for name in names if isinstance(getattr(mod, name, None), int)}
+    assert holders <= set(SIZE_BOUNDS), holders - set(SIZE_BOUNDS)

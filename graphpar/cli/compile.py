@@ -35,8 +35,10 @@ def register(sub) -> None:
         "compile",
         help="compile every kernel ahead of time (warm the cache of a node or image)",
         description="Compile every Numba kernel graphpar uses into Numba's on-disk cache, "
-        "so that later runs start at once. A second run finds everything cached and "
-        "compiles nothing.",
+        "so that later runs start at once, on small and large inputs alike: every workload "
+        "runs on tiny data twice, the second time taking the paths of large inputs "
+        "(compiled input checks, parallel steps, the Cox kernels' passes). A second run "
+        "finds everything cached and compiles nothing.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
