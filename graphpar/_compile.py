@@ -345,9 +345,9 @@ def cox_kernels_on_tiny_data(mpi: bool = False):
     """While active, Cox fits of a few rows run the compiled kernels in several chunks.
 
     Fits below ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluate in NumPy,
-    blocks below ``graphpar.kernels.cox.NUMPY_PASSES_BELOW`` rows run their
-    linear predictor and scalar passes in NumPy, fewer than
-    ``graphpar.kernels.cox_sort.NUMPY_SORT_BELOW`` rows sort in NumPy, and one
+    blocks below ``graphpar.kernels.cox.NUMPY_LP_BELOW`` rows form their linear
+    predictor in NumPy, fewer than ``graphpar.kernels.cox_sort.NUMPY_SORT_BELOW``
+    rows sort in NumPy, and one
     chunk needs no pass 2, so a warm-up on tiny data would compile nothing that
     large fits run. This sets the three bounds to 0 and the chunks to 8 rows
     (process-wide, so only for :func:`compile_kernels`) and restores them; with
@@ -363,7 +363,7 @@ def cox_kernels_on_tiny_data(mpi: bool = False):
     from graphpar import _cox_problem
     from graphpar.kernels import cox, cox_sort
 
-    settings = [(_cox_problem, "NUMPY_ROWS_BELOW", 0), (cox, "NUMPY_PASSES_BELOW", 0),
+    settings = [(_cox_problem, "NUMPY_ROWS_BELOW", 0), (cox, "NUMPY_LP_BELOW", 0),
                 (cox_sort, "NUMPY_SORT_BELOW", 0), (_cox_problem, "CHUNK_ROWS", 8)]
     if mpi:
         from graphpar.mpi import _cox as mpi_cox

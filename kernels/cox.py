@@ -255,11 +255,9 @@ def _lp_chunks(c_lo, c_hi, XT, beta, offset, flags, chunk_start, chunk_stratum, 
         last_s[c] = s
 
 
-#: Below this many rows of a block, :func:`linear_predictor` and :func:`cox_block`'s scalar
-#: passes (1 and 2) run in NumPy: a first fit of that size then compiles none of
-#: ``_lp_chunks``, ``_rates_chunks`` and ``_first_weights`` (each more than half a second
-#: in a fresh environment), and costs about a millisecond more per evaluation at most.
-NUMPY_PASSES_BELOW = 1 << 16
+#: Below this many rows :func:`linear_predictor` runs in NumPy: a first small fit then
+#: does not compile ``_lp_chunks`` (more than half a second).
+NUMPY_LP_BELOW = 1 << 16
 
 
 def linear_predictor(XT, beta, offset, flags, chunk_start, chunk_stratum, eta, smax):
@@ -273,7 +271,7 @@ def linear_predictor(XT, beta, offset, flags, chunk_start, chunk_stratum, eta, s
     nc = chunk_start.size - 1
     smax[:] = -np.inf
     n = eta.size
-    if n < NUMPY_PASSES_BELOW:
+    if n < NUMPY_LP_BELOW:
         # the same sums in the same order as the kernel (bit-identical), without its compile
         eta[:] = 0.0
         for j in np.flatnonzero(beta):
@@ -664,15 +662,8 @@ def cox_block(XT, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties,
     tail0 = np.empty(nc)
     had = np.empty(nc, dtype=np.bool_)
     lle = np.empty(nc)
-    small = eta.size < NUMPY_PASSES_BELOW
-    if small:
-        from graphpar.kernels import cox_small  # (it imports this module)
-
-        cox_small.rates(eta, w, event, flags, shift, chunk_start, chunk_stratum, r, tail0, had,
-                        lle)
-    else:
-        run_chunks(_rates_chunks, nc, eta, w, event, flags, shift, chunk_start, chunk_stratum,
-                   r, tail0, had, lle)
+    run_chunks(_rates_chunks, nc, eta, w, event, flags, shift, chunk_start, chunk_stratum, r,
+               tail0, had, lle)
     # S0 carries: a segmented exclusive scan over the chunks (nc is small)
     c0 = np.empty(nc)
     run = float(carry_s0[0])
@@ -691,9 +682,7 @@ def cox_block(XT, eta, w, event, flags, shift, chunk_start, chunk_stratum, ties,
         # segment is also in the risk sets of the later chunks' first segments, whose
         # S2 coefficients sum to after2[c]
         al = np.zeros(nc)
-        if small:
-            cox_small.first_weights(r, w, event, flags, chunk_start, c0, int(ties) == EFRON, al)
-        elif nc > 1:  # al[0] reaches no after2: one chunk needs no pass 2 (nor its compilation)
+        if nc > 1:  # al[0] reaches no after2: one chunk needs no pass 2 (nor its compilation)
             run_chunks(_first_weights, nc, r, w, event, flags, chunk_start, c0,
                        int(ties) == EFRON, al)
         acc = 0.0

@@ -9,8 +9,6 @@ Numba function run on the Numba thread count by
 cold cache compiles little.
 """
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -43,9 +41,8 @@ def _digit_blocks(b_lo, b_hi, keys, idx, keys_out, idx_out, shift, step, hist, s
                 h[(keys[i] >> shift) & mask] += 1
 
 
-#: Below this many keys :func:`_radix` sorts with NumPy's stable sort (the same order) and
-#: the near-tie merge runs in NumPy (:func:`_timefix_numpy`), so that a small first fit
-#: compiles neither the radix kernel nor :func:`_timefix_sorted` (each about 0.4 s).
+#: Below this many keys :func:`_radix` sorts with NumPy's stable sort (the same order),
+#: so that a small first fit does not compile the radix kernel (about half a second).
 NUMPY_SORT_BELOW = 1 << 16
 
 
@@ -121,27 +118,6 @@ def _timefix_sorted(ts, tol):
     return shift
 
 
-def _timefix_numpy(ts, tol):
-    """:func:`_timefix_sorted` in NumPy, for fewer than :data:`NUMPY_SORT_BELOW` times.
-
-    The same merge: runs of neighbouring unique times closer than ``tol`` (absolute,
-    or relative to the mean of the unique times) take the run's smallest time. The
-    mean is the correctly rounded one (``math.fsum``), which the kernel's compensated
-    sum equals except, rarely, in the last bit.
-    """
-    head = np.empty(ts.size, dtype=np.bool_)
-    head[0] = True
-    np.not_equal(ts[1:], ts[:-1], out=head[1:])
-    unique = ts[head][::-1]  # ascending
-    mean = math.fsum(np.abs(unique).tolist()) / unique.size
-    gap = np.diff(unique)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        run_head = np.concatenate(([True], ~((gap <= tol) | (gap / mean <= tol))))
-    cut = unique[run_head][np.cumsum(run_head) - 1]  # each unique time's run's smallest
-    ts[:] = cut[::-1][np.cumsum(head) - 1]
-    return float((unique - cut).max())
-
-
 def _min_gap(ts, block=1 << 20):
     """The smallest positive difference of neighbours in ``ts`` (sorted descending), or inf.
 
@@ -188,8 +164,7 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False,
     shift = 0.0
     if timefix > 0 and n > 0 and _min_gap(ts) <= timefix * max(1.0, float(ts[0])):
         # (no near tie otherwise: the mean of the distinct times is at most the largest)
-        fix = _timefix_numpy if n < NUMPY_SORT_BELOW else _timefix_sorted
-        shift = float(fix(ts, float(timefix)))
+        shift = float(_timefix_sorted(ts, float(timefix)))
     moved = shift > 0
     if codes is not None and nstrata > 1:
         k2 = np.asarray(codes, dtype=np.int64)[idx].view(np.uint64)

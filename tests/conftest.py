@@ -46,14 +46,11 @@ def data_root() -> Path | None:
 @pytest.fixture(params=["numpy", "kernels"])
 def cox_evaluation(request, monkeypatch):
     """Run a test's Cox fits through each evaluation: NumPy (below
-    ``NUMPY_ROWS_BELOW`` sorted rows, as small fits run) and the compiled kernels (all
-    of them: also the passes that blocks below ``NUMPY_PASSES_BELOW`` rows run in NumPy)."""
+    ``NUMPY_ROWS_BELOW`` sorted rows, as small fits run) and the compiled kernels."""
     if request.param == "kernels":
         from graphpar import _cox_problem
-        from graphpar.kernels import cox
 
         monkeypatch.setattr(_cox_problem, "NUMPY_ROWS_BELOW", 0)
-        monkeypatch.setattr(cox, "NUMPY_PASSES_BELOW", 0)
     return request.param
 
 

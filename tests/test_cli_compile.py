@@ -21,7 +21,7 @@ from conftest import graphpar_cmd
 
 import graphpar
 from graphpar._cox_problem import NUMPY_ROWS_BELOW
-from graphpar.kernels.cox import NUMPY_PASSES_BELOW
+from graphpar.kernels.cox import NUMPY_LP_BELOW
 
 TIMEOUT = 1800
 NOTICE = "graphpar: compiling kernels (first run only"
@@ -119,11 +119,11 @@ def test_compile_read_only_install_caches_in_the_user_cache(tmp_path):
         # the cache covers real calls: none of these compiles anything
         out = tmp_path / "out"
         out.mkdir()
-        # a Cox fit large enough for all the compiled kernels (small fits and blocks run
-        # some passes in NumPy), times rounded so that they tie and near-tie (0.1 + 0.2
-        # against 0.3)
+        # a Cox fit large enough for all the compiled kernels (small fits evaluate, small
+        # blocks form eta, and small problems sort, in NumPy), times rounded so that they
+        # tie and near-tie (0.1 + 0.2 against 0.3)
         rng = np.random.default_rng(5)
-        n = 2 * max(NUMPY_ROWS_BELOW, NUMPY_PASSES_BELOW)
+        n = 2 * max(NUMPY_ROWS_BELOW, NUMPY_LP_BELOW)
         t = np.round(rng.exponential(size=n), 2) + 0.01
         np.savetxt(out / "cox.csv", np.column_stack([t, rng.random(n) < 0.6,
                                                      rng.normal(size=(n, 2))]),

@@ -77,15 +77,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(params=["numpy", "kernels"])
-def scalar_passes(request, monkeypatch):
-    """Run cox_block's passes 1 and 2 both ways: in NumPy (blocks below
-    ``NUMPY_PASSES_BELOW`` rows, as every block here) and in the compiled kernels."""
-    if request.param == "kernels":
-        monkeypatch.setattr(K, "NUMPY_PASSES_BELOW", 0)
-    return request.param
-
-
 def _inputs(case, seed=0, **kw):
     X, time, event, strata, w, off = make_data(seed=seed, **kw)
     if not case["strata"]:
@@ -94,7 +85,6 @@ def _inputs(case, seed=0, **kw):
             off if case["offset"] else None)
 
 
-@pytest.mark.usefixtures("scalar_passes")
 @pytest.mark.parametrize("ties", ["efron", "breslow"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(k for k, v in c.items() if v)
                          or "plain")
@@ -129,7 +119,6 @@ def test_efron_and_breslow_differ_only_with_tied_events():
     assert abs(s.whole(5, "efron")[0] - s.whole(5, "breslow")[0]) > 1e-3
 
 
-@pytest.mark.usefixtures("scalar_passes")
 @pytest.mark.parametrize("ties", ["efron", "breslow"])
 def test_threads_and_chunking_give_the_same_result(ties):
     X, time, event, strata, w, off = _inputs(CASES[3], n=3000, seed=3)
@@ -152,7 +141,6 @@ def test_threads_and_chunking_give_the_same_result(ties):
         np.testing.assert_allclose(other[2], one[2], rtol=1e-10, atol=1e-9)
 
 
-@pytest.mark.usefixtures("scalar_passes")
 @pytest.mark.parametrize("hmode", [K.HESS_FULL, K.HESS_DIAG])
 @pytest.mark.parametrize("ties", ["efron", "breslow"])
 def test_carry_in_and_out_split_the_scan(ties, hmode):
@@ -175,7 +163,6 @@ def test_carry_in_and_out_split_the_scan(ties, hmode):
         np.testing.assert_allclose(tot_h, ref[2], rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.usefixtures("scalar_passes")
 @pytest.mark.parametrize("hmode", [K.HESS_FULL, K.HESS_DIAG, K.HESS_NONE])
 @pytest.mark.parametrize("ties", ["efron", "breslow"])
 @pytest.mark.parametrize("case", [CASES[0], CASES[3]])
@@ -212,7 +199,6 @@ def test_segment_terms_add_the_s1_s2_carries_afterwards(ties, hmode, case):
     assert checked > 0  # at least one cut falls inside a stratum with events after it
 
 
-@pytest.mark.usefixtures("scalar_passes")
 def test_carry_out_is_the_risk_set_sum_of_the_last_stratum():
     X, time, event, strata, w, off = _inputs(CASES[3], n=150, seed=2)
     s = Sorted(X, time, event, strata, w, off, BETA)
@@ -227,7 +213,6 @@ def test_carry_out_is_the_risk_set_sum_of_the_last_stratum():
     np.testing.assert_allclose(carry[2], (s.X[rows] * r[:, None]).T @ s.X[rows], rtol=1e-12)
 
 
-@pytest.mark.usefixtures("scalar_passes")
 @pytest.mark.parametrize("ties", ["efron", "breslow"])
 def test_gradient_and_hessian_match_finite_differences(ties):
     X, time, event, strata, w, off = _inputs(CASES[3], n=120, seed=7)
@@ -306,23 +291,6 @@ def test_timefix_merges_near_ties_like_aeqsurv():
     order, fixed = cox_order(t, None, 1, timefix=np.sqrt(np.finfo(float).eps))
     np.testing.assert_array_equal(fixed, [1.0, 1.0, 2.0, 2.0 + 1e-3, 3.0, 3.0, 5.0])
     np.testing.assert_array_equal(order, np.lexsort((np.arange(7), -t)))
-
-
-def test_timefix_in_numpy_merges_as_the_kernel():
-    # fewer than NUMPY_SORT_BELOW times merge in NumPy: the same runs, chains included
-    from graphpar.kernels import cox_sort as cs
-
-    rng = np.random.default_rng(8)
-    tol = np.sqrt(np.finfo(float).eps)
-    base = np.round(rng.exponential(size=3000), 3) + 0.001
-    steps = rng.choice([0.0, 0.3, 0.9, 1.5, 40.0], size=base.size) * tol  # near ties, chains
-    for t in (base + steps * base, base + steps, np.full(5, 2.0), np.array([0.0, 1e-9, 1.0])):
-        ts = np.sort(t)[::-1].copy()
-        got, want = ts.copy(), ts.copy()
-        moved = cs._timefix_numpy(got, tol)
-        assert moved == cs._timefix_sorted(want, tol)
-        np.testing.assert_array_equal(got, want)
-    assert moved > 0 and np.unique(got).size < np.unique(ts).size
 
 
 @pytest.mark.parametrize("nstrata", [1, 3])
@@ -471,67 +439,33 @@ def test_group_sums_numpy_path_equals_the_kernel(monkeypatch, weighted, stratifi
         np.testing.assert_allclose(small[k], big[k], rtol=1e-13, atol=0, err_msg=k)
 
 
-def _layout(flags, target, stratum0=0):
-    cs = np.empty(flags.size // target + 2, dtype=np.int64)
-    cst = np.empty(flags.size // target + 2, dtype=np.int64)
-    nc = K.chunk_layout(flags, target, stratum0, cs, cst)
-    return cs[: nc + 1], cst[:nc]
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_linear_predictor_numpy_path_is_the_kernel_bit_for_bit(monkeypatch, ties):
+    # small data compute eta with NumPy (no kernel to compile): the same sums in the same
+    # order, so a fit is identical either way (strata across chunks, an offset, weights)
+    from graphpar import CoxPH
+    from graphpar.kernels import cox as kc
+
+    rng = np.random.default_rng(12)
+    n = 20_000
+    X = rng.normal(size=(n, 3))
+    t = np.round(rng.exponential(size=n) * 50, 1) + 0.1
+    e = rng.random(n) < 0.7
+    strata = rng.integers(0, 3, n)
+    off = rng.normal(scale=0.1, size=n)
+    w = rng.uniform(0.5, 2.0, n)
+
+    def fit():
+        return CoxPH(ties=ties).fit(X, t, e, strata=strata, offset=off, weights=w)
+
+    small = fit()
+    monkeypatch.setattr(kc, "NUMPY_LP_BELOW", 0)
+    big = fit()
+    np.testing.assert_array_equal(small.coef_, big.coef_)
+    assert small.log_likelihood_ == big.log_likelihood_
+    np.testing.assert_array_equal(small.se_, big.se_)
 
 
-@pytest.mark.parametrize("nstrata", [1, 3])
-def test_linear_predictor_numpy_path_is_the_kernel_bit_for_bit(monkeypatch, nstrata):
-    # small blocks compute eta in NumPy (no kernel to compile): the same sums in the same
-    # order, so the same bits (strata across chunks, an offset)
-    X, time, event, strata, w, off = make_data(n=3000, seed=12, nstrata=nstrata)
-    s = Sorted(X, time, event, strata, w, off, BETA)
-    cs, cst = _layout(s.flags, 64)
-    XT = np.ascontiguousarray(s.X.T)
-    out = {}
-    for path, below in (("numpy", K.NUMPY_PASSES_BELOW), ("kernel", 0)):
-        monkeypatch.setattr(K, "NUMPY_PASSES_BELOW", below)
-        eta, smax = np.empty(3000), np.empty(nstrata)
-        K.linear_predictor(XT, BETA, off[np.lexsort((-time, strata))], s.flags, cs, cst, eta,
-                           smax)
-        out[path] = eta, smax
-    np.testing.assert_array_equal(out["numpy"][0], out["kernel"][0])
-    np.testing.assert_array_equal(out["numpy"][1], out["kernel"][1])
-
-
-@pytest.mark.parametrize("ties", [K.BRESLOW, K.EFRON])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(k for k, v in c.items() if v)
-                         or "plain")
-def test_scalar_passes_in_numpy_equal_the_kernels(case, ties):
-    # passes 1 and 2 of cox_block run in NumPy on small blocks: pass 1 equals the kernel
-    # but for exp's last bit, pass 2 (no exp) bit for bit on the same inputs; chunks that
-    # start strata, continue them and hold several, tied groups, zero weights
-    from graphpar.kernels import cox_small
-
-    X, time, event, strata, w, off = _inputs(case, n=3000, seed=21)
-    if w is not None:
-        w[::17] = 0.0
-    s = Sorted(X, time, event, strata, w, off, BETA)
-    n = time.size
-    for target in (1, 40, 700):
-        cs, cst = _layout(s.flags, target)
-        nc = cst.size
-        got = [np.empty(n), np.empty(nc), np.empty(nc, np.bool_), np.empty(nc)]
-        want = [np.empty(n), np.empty(nc), np.empty(nc, np.bool_), np.empty(nc)]
-        cox_small.rates(s.eta, s.w, s.event, s.flags, s.shift, cs, cst, *got)
-        K._rates_chunks(0, nc, s.eta, s.w, s.event, s.flags, s.shift, cs, cst, *want)
-        for a, b in zip(got, want, strict=True):
-            np.testing.assert_allclose(a, b, rtol=1e-15, atol=0)
-        np.testing.assert_array_equal(got[2], want[2])
-        r = want[0]
-        c0 = np.random.default_rng(target).uniform(0.0, 5.0, nc)
-        al_np, al_k = np.full(nc, np.nan), np.full(nc, np.nan)
-        cox_small.first_weights(r, s.w, s.event, s.flags, cs, c0, ties == K.EFRON, al_np)
-        K._first_weights(0, nc, r, s.w, s.event, s.flags, cs, c0, ties == K.EFRON, al_k)
-        np.testing.assert_array_equal(al_np, al_k)
-        starts_stratum = s.flags[cs[:-1]] & K.FLAG_STRATUM != 0
-        assert np.all(al_np[starts_stratum] == 0.0) and np.any(al_np[~starts_stratum] > 0)
-
-
-@pytest.mark.usefixtures("scalar_passes")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(k for k, v in c.items() if v)
                          or "plain")
 def test_efron_without_tied_events_is_breslow_bit_for_bit(case):
