@@ -99,6 +99,8 @@ def _grid_gr(path: Path, side: int = 100) -> None:
 def _fresh_env(cache: str) -> dict:
     env = dict(os.environ)
     env["NUMBA_CACHE_DIR"] = cache
+    if env.get("GRAPHPAR_DATA"):  # the children run in the cache folder
+        env["GRAPHPAR_DATA"] = str(Path(env["GRAPHPAR_DATA"]).resolve())
     return env
 
 
@@ -107,8 +109,10 @@ def run_first_call(name: str, extra: list[str]) -> tuple[float, float, float, fl
     of the first call."""
     code = _PRELUDE + _SETUP[name] + "\n" + _TIMED.format(call=_CALL[name])
     with tempfile.TemporaryDirectory() as cache:
+        # cwd: not the repository, whose graphpar would shadow a PYTHONPATH export (a child's
+        # sys.path starts with its working directory)
         res = subprocess.run([sys.executable, "-c", code, *extra], env=_fresh_env(cache),
-                             capture_output=True, text=True, timeout=900)
+                             capture_output=True, text=True, timeout=900, cwd=cache)
     if res.returncode != 0:
         raise SystemExit(f"{name} failed:\n{res.stderr}")
     imports, wall, cpu, pcpu = map(float, res.stdout.split()[-4:])
@@ -123,7 +127,7 @@ def run_demo() -> tuple[float, float, float, float]:
         t0 = time.perf_counter()
         res = subprocess.run([sys.executable, "-m", "graphpar", "demo"],
                              env=_fresh_env(cache), capture_output=True, text=True,
-                             timeout=900)
+                             timeout=900, cwd=cache)
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
@@ -145,7 +149,7 @@ def main(argv=None) -> None:
         ap.error(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}")
     with tempfile.TemporaryDirectory() as tmp:
         data = os.environ.get("GRAPHPAR_DATA")
-        rome = Path(data) / "dimacs" / "rome99.gr" if data else None
+        rome = Path(data).resolve() / "dimacs" / "rome99.gr" if data else None
         if rome is None or not rome.exists():
             rome = Path(tmp) / "grid100.gr"
             _grid_gr(rome)

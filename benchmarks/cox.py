@@ -257,8 +257,9 @@ def cold_start(timeout: float) -> None:
                 env = dict(os.environ, NUMBA_CACHE_DIR=cache)
                 run = (code.replace("TIES", repr(ties)).replace("TIED", repr(tied))
                        .replace("ROWS", str(rows)))
-                r = subprocess.run([sys.executable, "-c", run],
-                                   capture_output=True, text=True, env=env, timeout=timeout)
+                # cwd: not the repository, whose graphpar would shadow a PYTHONPATH export
+                r = subprocess.run([sys.executable, "-c", run], capture_output=True,
+                                   text=True, env=env, timeout=timeout, cwd=cache)
                 wall, cpu = map(float, r.stdout.split())
                 label = f"{ties}, tied" if tied else ties
                 print(f"  {rows:>6} rows  {label:<13} wall {wall:6.2f} s   cpu {cpu:6.2f} s")
