@@ -167,3 +167,10 @@ def test_large_input_paths_lower_every_size_bound_and_restore_it():
     holders = {(m, name) for m, mod in sys.modules.items() if m.startswith("graphpar.")
                for name in names if isinstance(getattr(mod, name, None), int)}
     assert holders <= set(SIZE_BOUNDS), holders - set(SIZE_BOUNDS)
+    # and none is read inside a kernel: compiled code freezes a global's value, so the
+    # lowered bound would be compiled, and cached, into it
+    from graphpar._compile import kernel_dispatchers
+
+    for dispatcher in kernel_dispatchers():
+        reads = set(dispatcher.py_func.__code__.co_names)
+        assert not reads & names, (dispatcher.py_func.__qualname__, reads & names)

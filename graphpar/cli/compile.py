@@ -64,14 +64,29 @@ def _mpi_warm_ups():
 
         from graphpar import mpi
         from graphpar._compile import cox_data, cox_kernels_on_tiny_data, tiny_graph, wide_indices
+        from graphpar.kernels import dist_sssp
         from graphpar.mpi import generate as mpi_generate
+        from graphpar.threads import get_threads, set_threads
 
         g = tiny_graph()
-        for graph in (g, wide_indices(g)):
-            dg = mpi.distribute_graph(graph, comm=comm)
-            mpi.sssp(dg, 0)
-            dist = mpi.sssp(dg, [0, 1], directed=False, limit=3.0)
-            dg.gather_vertex_values(dist, root=0)
+        threads = get_threads()
+        try:
+            # one thread too: ranks sharing a node's cores run one each, and then the
+            # distributed search takes its serial relaxations
+            for n in sorted({threads, 1}):
+                set_threads(n)
+                for graph in (g, wide_indices(g)):
+                    dg = mpi.distribute_graph(graph, comm=comm)
+                    mpi.sssp(dg, 0)
+                    dist = mpi.sssp(dg, [0, 1], directed=False, limit=3.0)
+                    dg.gather_vertex_values(dist, root=0)
+        finally:
+            set_threads(threads)
+        # requests from other ranks: none on COMM_SELF, so the kernel that applies them is
+        # compiled here, with the argument types the distributed search passes
+        ids, flags = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int32)
+        dist_sssp.apply_requests(np.zeros(0, dtype=np.int64), 0, False, 0, np.zeros(2), ids,
+                                 1.0, 0, True, ids, 0, flags, ids, 0, flags)
         mpi_generate.kronecker(3, 2, seed=1, comm=comm)
         labels = np.array([0, 1, 0, 1, 0, 1])
         mask = np.array([True, True, True, False, False, False])
