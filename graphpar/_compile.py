@@ -350,11 +350,11 @@ def cox_kernels_on_tiny_data(mpi: bool = False):
     Fits below ``graphpar._cox_problem.NUMPY_ROWS_BELOW`` rows evaluate in NumPy,
     blocks below ``graphpar.kernels.cox.NUMPY_LP_BELOW`` rows form their linear
     predictor in NumPy, fewer than ``graphpar.kernels.cox_sort.NUMPY_SORT_BELOW``
-    rows sort in NumPy, and one
-    chunk needs no pass 2, so a warm-up on tiny data would compile nothing that
-    large fits run. This sets the three bounds to 0 and the chunks to 8 rows
-    (process-wide, so only for :func:`compile_kernels`) and restores them; with
-    ``mpi``, the chunk size of the distributed fit too (which imports mpi4py).
+    rows sort in NumPy, and one chunk needs no pass 2, so a warm-up on tiny data
+    would compile nothing that large fits run. This sets the three bounds to 0 and
+    the chunks to 8 rows (process-wide, so only for :func:`compile_kernels`) and
+    restores them; with ``mpi``, the chunk size of the distributed fit too (which
+    imports mpi4py).
 
     Examples
     --------
