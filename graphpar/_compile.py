@@ -300,6 +300,19 @@ def cox_data():
     return X, time_, event, strata
 
 
+@contextlib.contextmanager
+def _attributes_set(settings):
+    """Set each ``(module, name, value)`` of ``settings`` while active; restore them after."""
+    saved = [(module, name, getattr(module, name)) for module, name, _ in settings]
+    for module, name, value in settings:
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
 #: Size bounds below which a call takes a path that compiles less (checks in NumPy, one
 #: thread, serial steps), as ``(module, attribute)``. Warm-up inputs are tiny, below all
 #: of them: :func:`compile_kernels` runs each warm-up again with them at 0
@@ -332,15 +345,9 @@ def large_input_paths():
     >>> _shortest_paths.PARALLEL_EDGES > 0
     True
     """
-    modules = [(importlib.import_module(module), name) for module, name in SIZE_BOUNDS]
-    saved = [(module, name, getattr(module, name)) for module, name in modules]
-    for module, name in modules:
-        setattr(module, name, 0)
-    try:
+    with _attributes_set([(importlib.import_module(module), name, 0)
+                          for module, name in SIZE_BOUNDS]):
         yield
-    finally:
-        for module, name, value in saved:
-            setattr(module, name, value)
 
 
 @contextlib.contextmanager
@@ -372,14 +379,8 @@ def cox_kernels_on_tiny_data(mpi: bool = False):
         from graphpar.mpi import _cox as mpi_cox
 
         settings.append((mpi_cox, "CHUNK_ROWS", 8))
-    saved = [(module, name, getattr(module, name)) for module, name, _ in settings]
-    for module, name, value in settings:
-        setattr(module, name, value)
-    try:
+    with _attributes_set(settings):
         yield
-    finally:
-        for module, name, value in saved:
-            setattr(module, name, value)
 
 
 def _warm_cox() -> None:

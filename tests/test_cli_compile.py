@@ -146,7 +146,6 @@ def test_compile_read_only_install_caches_in_the_user_cache(tmp_path):
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
-
 def test_large_input_paths_lower_every_size_bound_and_restore_it():
     import importlib
 
