@@ -33,7 +33,7 @@ from graphpar._graph import Graph, graph_from_edges, index_dtype
 from graphpar._validation import check_int
 from graphpar.kernels import generators as _gen
 from graphpar.kernels import rng as _rng
-from graphpar.limits import check_memory
+from graphpar.limits import MAX_SCALE, check_memory
 
 __all__ = [
     "kronecker", "uniform", "grid_road", "sbm", "edge_range", "kronecker_permutation",
@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 _WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _gen.W_REAL}
-MAX_SCALE = 40
 
 
 def _prob(name, value):

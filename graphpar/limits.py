@@ -36,7 +36,7 @@ from graphpar.errors import LimitError
 __all__ = [
     "ENV_MAX_VERTICES", "ENV_MAX_DECOMPRESSED", "ENV_MAX_MEMORY",
     "vertex_limit", "decompression_limit", "memory_budget",
-    "check_vertex_count", "check_memory", "parse_size",
+    "check_vertex_count", "check_memory", "parse_size", "MAX_SCALE",
 ]
 
 ENV_MAX_VERTICES = "GRAPHPAR_MAX_VERTICES"
@@ -44,6 +44,9 @@ ENV_MAX_DECOMPRESSED = "GRAPHPAR_MAX_DECOMPRESSED"
 ENV_MAX_MEMORY = "GRAPHPAR_MAX_MEMORY"
 
 DEFAULT_MAX_VERTICES = 1 << 24
+#: The largest Kronecker scale the generators accept (2**40 vertices). Kept here, not in
+#: :mod:`graphpar.generate`, so that the CLI's parsers read it without importing Numba.
+MAX_SCALE = 40
 _MIN_DECOMPRESSED = 256 << 20
 _DECOMPRESSION_RATIO = 100
 _SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -23,7 +23,7 @@ def register(sub) -> None:
     """Add the ``demo`` subcommand to ``sub``."""
     from graphpar.cli import int_in
     from graphpar.cli._driver import add_shared_options
-    from graphpar.generate import MAX_SCALE
+    from graphpar.limits import MAX_SCALE
 
     p = sub.add_parser(
         "demo",

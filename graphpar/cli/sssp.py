@@ -193,7 +193,7 @@ def generate_size(spec: str) -> tuple[str, int, int, int, int, bool]:
     ...
     ValueError: --generate grid:0: ROWS must be >= 1, got 0
     """
-    from graphpar.generate import MAX_SCALE
+    from graphpar.limits import MAX_SCALE
 
     kind, a, b = parse_generate(spec)
 
