@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +105,15 @@ def test_help_and_version_return_0(capsys):
     assert graphpar.__version__ in capsys.readouterr().out
     assert main(["cox", "--help"]) == 0
     assert SHARED_HELP["json"] in " ".join(capsys.readouterr().out.split())
+
+
+def test_building_the_parser_imports_no_numba():
+    # --help and usage errors need the parser only; Numba's import alone costs 0.6 s
+    code = ("import sys; from graphpar.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert out.strip() == "[]", out
 
 
 def test_main_decides_mpi_once(monkeypatch, tmp_path, capsys):
