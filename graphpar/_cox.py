@@ -209,7 +209,8 @@ class CoxPH(ResidualsMixin):
             by lifelines' keywords (``duration_col``, ``event_col``, ...); its
             other columns (or the terms of ``formula``) are the covariates,
             string and categorical ones one-hot encoded against their first
-            level (:mod:`graphpar._cox_frame`).
+            level (:mod:`graphpar._cox_frame`); such a column with a single
+            level is refused, as R refuses it, rather than dropped.
         time : array_like (n,)
             Follow-up times, finite and nonnegative (with a DataFrame:
             ``duration_col=`` instead).
@@ -335,6 +336,7 @@ class CoxPH(ResidualsMixin):
             raise TypeError("feature_names cannot rename a DataFrame's encoded columns; "
                             "rename the DataFrame's columns instead")
         kw, design, scols = self._frame_arguments(X, frame_kw, call)
+        design.check_estimable()
         for key in ("entry", "cluster"):
             if key in kw:
                 if key not in call:

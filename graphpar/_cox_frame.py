@@ -261,6 +261,25 @@ class Design:
             names.extend(self._term_names(factors, term, flags))
         return Design(factors, self.terms, self.coding, names)
 
+    def check_estimable(self) -> None:
+        """Refuse a categorical column coded against its reference level with one level only.
+
+        Such a column encodes to no column at all, so its covariate would vanish
+        from the fit without a word; R's ``coxph`` refuses it too ("contrasts can
+        be applied only to factors with 2 or more levels"). Call it once the
+        levels are final (under MPI, after :func:`merge_levels`).
+        """
+        for term, flags in zip(self.terms, self.coding, strict=True):
+            for (name, _), contrast in zip(term, flags, strict=True):
+                f = self.factors[name]
+                if contrast and f.levels is not None and len(f.levels) < 2:
+                    seen = f"only the level {f.levels[0]!r}" if f.levels else "no level"
+                    raise ValueError(
+                        f"categorical column {name!r} has {seen} in the data: coded against "
+                        "its reference level it gives no covariate, so it cannot be "
+                        "estimated (R's coxph refuses it too); drop the column or fit rows "
+                        "with at least two of its levels")
+
     @staticmethod
     def _columns(f: _Factor, contrast: bool) -> list[tuple[str, object]]:
         if f.levels is None:

@@ -647,6 +647,13 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     if levels is None:
         levels = {c: sorted(set(table[c].tolist())) for c in covariates
                   if np.asarray(table[c]).dtype == object}
+    for c in covariates:
+        if c in levels and len(levels[c]) == 1:
+            # encoded against its only level it would give no column: the covariate would
+            # vanish from the fit (R's coxph refuses such a factor too)
+            raise ValueError(f"{path}: text covariate column {_show(c)} has only the label "
+                             f"{_show(str(levels[c][0]))}: it cannot be estimated; leave it "
+                             "out with --covariates, or fit rows with two or more labels")
     X, names = encode_columns(table, covariates, levels)
     return FitArgs({
         "X": X,

@@ -262,3 +262,24 @@ def test_levels_merged_from_parts_equal_the_whole_frames():
     numeric = Design.learn(df.assign(celltype=1.0), formula=formula)
     with pytest.raises(TypeError, match="'celltype' is numeric on some ranks"):
         merge_levels([parts[0].levels(), numeric.levels()])
+
+
+def test_a_categorical_column_with_one_level_is_refused_not_dropped():
+    """Coded against its reference level, a one-level column gives no covariate: refused, as
+    R's coxph refuses it ("contrasts can be applied only to factors with 2 or more levels")."""
+    df = frame("veteran_factor.csv")[["time", "status", "age", "celltype"]]
+    one = df.assign(celltype="squamous")
+    with pytest.raises(ValueError, match="categorical column 'celltype' has only the level "
+                                         "'squamous' in the data"):
+        CoxPH().fit(one, duration_col="time", event_col="status")
+    declared = df.assign(celltype=pd.Categorical(["large"] * len(df),
+                                                 categories=["large", "small"]))
+    with pytest.raises(ValueError, match="only the level 'large'"):
+        CoxPH().fit(declared, duration_col="time", event_col="status")
+    with pytest.raises(ValueError, match="categorical column 'trt' has only the level 1"):
+        CoxPH().fit(df.assign(trt=1), duration_col="time", event_col="status",
+                    formula="age + C(trt)")
+    # not coded against a reference level (no main effect), it is one column: accepted
+    m = CoxPH().fit(one.assign(karno=frame("veteran_factor.csv")["karno"]),
+                    duration_col="time", event_col="status", formula="age + karno:celltype")
+    assert m.feature_names_in_ == ["age", "karno:celltype[squamous]"]
