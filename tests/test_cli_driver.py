@@ -107,10 +107,11 @@ def test_help_and_version_return_0(capsys):
     assert SHARED_HELP["json"] in " ".join(capsys.readouterr().out.split())
 
 
-def test_building_the_parser_imports_no_numba():
-    # --help and usage errors need the parser only; Numba's import alone costs 0.6 s
+def test_building_the_parser_imports_no_numba_or_scipy():
+    # --help and usage errors need the parser only; Numba's import alone costs 0.6 s,
+    # scipy.sparse's 0.3 s
     code = ("import sys; from graphpar.cli import build_parser; build_parser(); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numba'))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'scipy')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr

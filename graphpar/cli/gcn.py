@@ -57,7 +57,7 @@ def hidden_widths(text: str):
 def register(sub) -> None:
     """Add the ``gcn`` subcommand to ``sub``."""
     from graphpar.cli._driver import add_shared_options
-    from graphpar.mpi.vertex_partitioners import METHODS
+    from graphpar.mpi.partition_methods import METHODS
 
     p = sub.add_parser(
         "gcn",
@@ -158,7 +158,7 @@ def partition_method(args) -> str:
     >>> partition_method(argparse.Namespace(partition="hypergraph"))
     'hypergraph'
     """
-    from graphpar.mpi.vertex_partitioners import METHODS
+    from graphpar.mpi.partition_methods import METHODS
 
     method = getattr(args, "partition", None) or os.environ.get(ENV_PARTITION, "").strip()
     if not method:

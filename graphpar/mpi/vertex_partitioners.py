@@ -41,9 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphpar.mpi.blocks import BlockPartition
-
-METHODS = ("block", "edge", "random", "metis", "hypergraph")
-EXTRA = "graphpar[partition]"
+from graphpar.mpi.partition_methods import EXTRA, METHODS
 
 _MTKAHYPAR = None  # the process-wide Mt-KaHyPar initializer (it may be created once)
 
