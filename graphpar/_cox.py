@@ -35,7 +35,7 @@ from graphpar._cox_baseline import (
     strata_shift,
 )
 from graphpar._cox_problem import TIMEFIX_TOL, CoxProblem, tie_code
-from graphpar._cox_residuals import ResidualsMixin, robust_request
+from graphpar._cox_residuals import ResidualsMixin, has_fractional_weights, robust_request
 from graphpar._cox_summary import CoxSummary, LikelihoodRatioTest, check_alpha, coef_table
 from graphpar._validation import (
     check_cox_arrays,
@@ -235,9 +235,11 @@ class CoxPH(ResidualsMixin):
         robust : bool, optional
             Report the robust (sandwich) variance in ``var_`` and ``se_``, R's
             ``coxph(robust = TRUE)``: ``D' D`` with ``D`` the dfbeta residuals
-            (:meth:`dfbeta_residuals`). Default: True when ``cluster`` is
-            given, else False. The model-based variance stays in
-            ``var_model_`` and ``se_model_``.
+            (:meth:`dfbeta_residuals`). Default, as R's: True when
+            ``cluster`` is given or some weight is not an integer (the
+            model-based variance of propensity or sampling weights is biased),
+            else False. The model-based variance stays in ``var_model_`` and
+            ``se_model_``.
         cluster : array_like (n,), optional
             Cluster ids (any sortable labels): the cluster-robust variance, R's
             ``+ cluster(id)``, sums the dfbeta rows within each cluster first
@@ -298,7 +300,8 @@ class CoxPH(ResidualsMixin):
         self._check_params()
         arrays = check_cox_arrays(X, time, event, strata, weights, offset,
                                   feature_names=feature_names)
-        request = robust_request(robust, cluster, arrays.X.shape[0])
+        request = robust_request(robust, cluster, arrays.X.shape[0],
+                                 has_fractional_weights(arrays.weights))
         problem = CoxProblem(arrays, self.ties, bool(self.timefix),
                              entry=check_cox_entry(entry, arrays.time))
         self._fit_problem(problem, progress)

@@ -48,7 +48,8 @@ import numpy as np
 
 __all__ = ["ResidualsMixin", "SortedRows", "group_table", "hazard_terms", "row_residuals",
            "sorted_rows", "serial_residuals", "robust_variance", "robust_request",
-           "robust_flag", "cluster_codes", "cluster_labels", "schoenfeld_order", "unsort"]
+           "robust_flag", "has_fractional_weights", "cluster_codes", "cluster_labels",
+           "schoenfeld_order", "unsort"]
 
 GROUP_SCALARS = ("stratum", "risk", "events", "deaths", "event_risk")
 
@@ -424,8 +425,11 @@ def robust_variance(score: np.ndarray, weights: np.ndarray | None, var_model: np
     return var_model.T @ (wu.T @ wu) @ var_model
 
 
-def robust_request(robust, cluster, n: int) -> tuple[bool, np.ndarray | None, int]:
+def robust_request(robust, cluster, n: int, fractional_weights: bool = False
+                   ) -> tuple[bool, np.ndarray | None, int]:
     """Check ``fit``'s ``robust`` and ``cluster``; return (robust, cluster codes, clusters).
+
+    ``fractional_weights``: some case weight is not an integer (:func:`robust_flag`).
 
     Examples
     --------
@@ -436,7 +440,7 @@ def robust_request(robust, cluster, n: int) -> tuple[bool, np.ndarray | None, in
     ...
     TypeError: robust must be True, False or None, got 'yes'
     """
-    if not robust_flag(robust, cluster is not None):
+    if not robust_flag(robust, cluster is not None, fractional_weights):
         return False, None, 0
     if cluster is None:
         return True, None, 0
@@ -444,20 +448,49 @@ def robust_request(robust, cluster, n: int) -> tuple[bool, np.ndarray | None, in
     return True, codes, k
 
 
-def robust_flag(robust, has_cluster: bool) -> bool:
+def robust_flag(robust, has_cluster: bool, fractional_weights: bool = False) -> bool:
     """Check ``fit``'s ``robust`` against whether ``cluster`` is given; return the request.
+
+    The default (``robust=None``) is R's: the robust variance when there are
+    clusters or case weights that are not all integers (survival, propensity
+    or sampling weights, whose model-based variance is biased), else the
+    model-based one.
 
     Examples
     --------
-    >>> robust_flag(None, True), robust_flag(None, False)
-    (True, False)
+    >>> robust_flag(None, True), robust_flag(None, False), robust_flag(None, False, True)
+    (True, False, True)
+    >>> robust_flag(False, False, True)
+    False
     """
     if robust is not None and not isinstance(robust, (bool, np.bool_)):
         raise TypeError(f"robust must be True, False or None, got {robust!r}")
     if has_cluster and robust is not None and not robust:
         raise ValueError("cluster= asks for the cluster-robust variance, but robust=False: "
                          "drop cluster= for the model-based variance, or drop robust=False")
+    if robust is None:
+        return has_cluster or fractional_weights
     return bool(robust) or has_cluster
+
+
+def has_fractional_weights(weights) -> bool:
+    """Whether some case weight is not an integer (R's ``has.rwt``); ``weights`` may be None.
+
+    Examples
+    --------
+    >>> has_fractional_weights(None), has_fractional_weights([1.0, 2.0])
+    (False, False)
+    >>> has_fractional_weights([0.5, 1.0])
+    True
+    """
+    if weights is None:
+        return False
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False  # not numbers: the validation of the weights says so
+    with np.errstate(invalid="ignore"):
+        return bool(np.any(w != np.floor(w)))
 
 
 class ResidualsMixin:

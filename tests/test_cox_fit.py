@@ -52,7 +52,7 @@ def test_fit_is_a_stationary_point_of_the_direct_likelihood(ties):
     ll, g, h = cox_loglik(X, t, e, m.coef_, ties, strata, w, off)
     assert m.log_likelihood_ == pytest.approx(ll, rel=1e-12)
     assert np.max(np.abs(g)) < 1e-8
-    np.testing.assert_allclose(m.var_, np.linalg.inv(-h), rtol=1e-8)
+    np.testing.assert_allclose(m.var_model_, np.linalg.inv(-h), rtol=1e-8)
     ll0 = cox_loglik(X, t, e, np.zeros(3), ties, strata, w, off)[0]
     assert m.log_likelihood_null_ == pytest.approx(ll0, rel=1e-12)
 

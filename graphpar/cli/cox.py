@@ -17,6 +17,7 @@ ROWS.csv`` adds the survival curves of the rows of ROWS.csv, in
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -78,9 +79,11 @@ def register(sub) -> None:
                    help="entry (start) time column for counting-process rows (entry, time], "
                         "as R's Surv(start, stop, event): time-varying covariates, delayed "
                         "entry; each entry below its row's time (optional)")
-    p.add_argument("--robust", action="store_true",
+    p.add_argument("--robust", action=argparse.BooleanOptionalAction, default=None,
                    help="report the robust (sandwich) standard errors, R's coxph(robust = TRUE); "
-                        "the summary shows the model-based ones beside them")
+                        "the summary shows the model-based ones beside them. Default, as R's: "
+                        "robust when --cluster is given or some weight is not an integer; "
+                        "--no-robust keeps the model-based ones")
     p.add_argument("--cluster", metavar="COL",
                    help="cluster id column (numbers or text): cluster-robust standard errors, "
                         "R's + cluster(id); implies --robust (optional)")
@@ -370,8 +373,8 @@ def run(args, ctx) -> int:
 
         model = CoxPH(ties=args.ties, penalizer=args.penalizer)
     fit_kw = {k: v for k, v in kw.items() if k not in ("levels", "covariates")}
-    if getattr(args, "robust", False):
-        fit_kw["robust"] = True
+    if getattr(args, "robust", None) is not None:
+        fit_kw["robust"] = args.robust
     _, seconds = ctx.timed(lambda: model.fit(**fit_kw, progress=show), start_together=True)
     summary = model.summary_table()
     fields = {**summary.to_dict(), "seconds": seconds}

@@ -98,6 +98,7 @@ from graphpar._cox_residuals import (
     SortedRows,
     cluster_labels,
     group_table,
+    has_fractional_weights,
     hazard_terms,
     robust_flag,
     row_residuals,
@@ -1043,7 +1044,11 @@ class CoxPH(_SerialCoxPH):
         self._design = None
         self._strata_columns = None
         run_collectively(self._check_params, comm)
-        want_robust = run_collectively(lambda: robust_flag(robust, cluster is not None), comm)
+        # R's default counts the weights of every rank: robust if any is not an integer
+        fractional = any(comm.allgather(
+            run_collectively(lambda: has_fractional_weights(weights), comm)))
+        want_robust = run_collectively(
+            lambda: robust_flag(robust, cluster is not None, fractional), comm)
         params = (self.ties, float(self.penalizer), float(self.tol), int(self.max_iter),
                   bool(self.timefix), want_robust)
         every = comm.allgather(params)

@@ -5,7 +5,9 @@ fit of datasets/survival/r_robust_reference.json (strata, weights, offsets,
 ridge, counting-process rows, clusters with rows on several ranks), split
 across the ranks evenly, all on rank 0, reversed and in a shuffled order
 (so that a cluster's rows land on different ranks): the robust standard
-errors and variance equal R's to 1e-8 and the serial fit's to 1e-10.
+errors and variance equal R's to 1e-8 and the serial fit's to 1e-10. With
+non-integer weights on some ranks only, the default variance is the robust one
+on every rank, as in the serial fit (R's default).
 DataFrame fits with a categorical level absent from some ranks' rows give
 the serial fit's columns and coefficients. Errors (a bad cluster id on one
 rank, robust=False with cluster=, ranks disagreeing on robust) are raised on
@@ -163,8 +165,31 @@ def frame_checks(comm):
     return checks + 3
 
 
+def default_variance_checks(comm):
+    """R's default for non-integer weights, robust, decided from every rank's weights: the
+    fractional weights sit on the last rows only, so the other ranks hold integers alone."""
+    from r_reference import table
+
+    rats = table("rats.csv")
+    n = rats["time"].size
+    X = np.column_stack([rats["rx"], rats["female"]])
+    w = np.where(np.arange(n) >= n - 10, rats["w"] + 0.25, 1.0)
+    serial = graphpar.CoxPH().fit(X, rats["time"], rats["status"], weights=w)
+    assert serial.robust_
+    checks = 0
+    for how in ("even", "first", "reversed"):
+        mine = split(n, comm, how)
+        m = DistCoxPH().fit(X[mine], rats["time"][mine], rats["status"][mine], weights=w[mine])
+        assert m.robust_, how
+        close(m.se_, serial.se_, SERIAL_TOL, f"default robust se {how}")
+        close(m.se_model_, serial.se_model_, SERIAL_TOL, f"default model se {how}")
+        checks += 1
+    return checks
+
+
 def main(comm):
-    return robust_checks(comm) + robust_errors(comm) + frame_checks(comm)
+    return (robust_checks(comm) + robust_errors(comm) + frame_checks(comm)
+            + default_variance_checks(comm))
 
 
 if __name__ == "__main__":
