@@ -83,13 +83,18 @@ def load_model(cls, path):
     (8, 4)
     """
     name = os.fspath(path)
+    with open(name, "rb") as f:
+        head = f.read(6)
+    # np.load reads any file that is neither a zip archive nor an .npy array as a pickle,
+    # and its refusal would suggest loading the file unsafely
+    if not head.startswith(b"PK"):
+        what = ("a single array, not an .npz archive" if head.startswith(b"\x93NUMPY")
+                else f"not an .npz archive: it starts with {head!r}")
+        raise ValueError(f"{name}: not a model written by GCN.save ({what})")
     try:
         npz = np.load(name, allow_pickle=False)
     except (ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{name}: not a model written by GCN.save ({exc})") from None
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise ValueError(f"{name}: not a model written by GCN.save (a single array, not "
-                         "an .npz archive)")
     with npz:
         try:
             return _from_npz(cls, npz)
