@@ -101,8 +101,9 @@ class CoxPH(ResidualsMixin):
         The coefficients (log hazard ratios).
     se_ : ndarray (p,)
         Standard errors: the robust (sandwich) ones when ``fit`` was given
-        ``robust=True`` or ``cluster=`` (R's ``fit$var``), else the model-based
-        ones, from the inverse of the (penalised) information matrix.
+        ``robust=True`` or ``cluster=``, or by default non-integer weights
+        (R's ``fit$var``), else the model-based ones, from the inverse of the
+        (penalised) information matrix.
     var_ : ndarray (p, p)
         The variance matrix ``se_`` comes from.
     se_model_, var_model_ : ndarray

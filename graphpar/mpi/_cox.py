@@ -1007,7 +1007,9 @@ class CoxPH(_SerialCoxPH):
             As in :meth:`graphpar.CoxPH.fit`: the robust (sandwich) variance,
             summed within clusters when ``cluster`` (this rank's rows' ids) is
             given; a cluster may have rows on several ranks
-            (:func:`dist_robust_variance`). Equal to the serial fit's.
+            (:func:`dist_robust_variance`). Equal to the serial fit's; the
+            default, robust when some weight on any rank is not an integer,
+            too.
         progress : bool or None, default False
             As in :meth:`graphpar.CoxPH.fit`; only rank 0 reports.
         duration_col, event_col, entry_col, weights_col, cluster_col, formula, categorical
