@@ -452,7 +452,7 @@ def robust_flag(robust, has_cluster: bool, fractional_weights: bool = False) -> 
     """Check ``fit``'s ``robust`` against whether ``cluster`` is given; return the request.
 
     The default (``robust=None``) is R's: the robust variance when there are
-    clusters or case weights that are not all integers (survival, propensity
+    clusters or case weights that are not all integers (survey, propensity
     or sampling weights, whose model-based variance is biased), else the
     model-based one.
 
