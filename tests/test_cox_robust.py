@@ -217,50 +217,30 @@ def test_dataframe_cluster_col_equals_r():
 WEIGHTS_DEFAULT = reference("r_weights_default_reference.json")["fits"]
 
 
-def _default_call(i):
-    """graphpar's default fit for the R call ``WEIGHTS_DEFAULT[i]`` (the same order)."""
-    rats = read_table("rats.csv")
-    vete = read_table("veteran_entry.csv")
-    X = np.column_stack([rats["rx"], rats["female"]])
-    w_int = np.round(rats["w"] + 0.25)
-    if i == 0:
-        return CoxPH(ties="efron").fit(X, rats["time"], rats["status"], weights=rats["w"])
-    if i == 1:
-        return CoxPH(ties="breslow").fit(X, rats["time"], rats["status"], weights=rats["w"])
-    if i == 2:
-        return CoxPH(ties="efron").fit(X[:, :1], rats["time"], rats["status"],
-                                       strata=rats["female"], weights=rats["w"])
-    if i == 3:
-        return CoxPH(ties="efron").fit(X, rats["time"], rats["status"], weights=w_int)
-    Xv = np.column_stack([vete[c] for c in ("trt", "karno", "diagtime", "prior")])
-    return CoxPH(ties="efron").fit(Xv, vete["time"], vete["status"], entry=vete["entry"],
-                                   weights=vete["w"])
-
-
-@pytest.mark.parametrize("i", range(len(WEIGHTS_DEFAULT)))
-def test_default_variance_follows_r_for_non_integer_weights(i):
+@pytest.mark.parametrize("ref", WEIGHTS_DEFAULT,
+                         ids=[f"{f['name']}-{f['ties']}" for f in WEIGHTS_DEFAULT])
+def test_default_variance_follows_r_for_non_integer_weights(ref):
     """R's coxph reports the robust variance by default when some case weight is not an
     integer (and keeps the model-based one in naive.var); so does graphpar's default."""
-    ref = WEIGHTS_DEFAULT[i]
-    m = _default_call(i)
-    assert m.robust_ == ref["robust"], ref["r_call"]
-    _close(m.coef_, ref["coef"])
-    _close(m.se_, ref["se"])
-    _close(m.se_model_, ref["se_model"])
+    model, _ = _fit(ref)  # robust=None: the default
+    assert model.robust_ == ref["robust"], ref["r_call"]
+    _close(model.coef_, ref["coef"])
+    _close(model.se_, ref["se"])
+    _close(model.se_model_, ref["se_model"])
 
 
 def test_robust_false_keeps_the_model_based_variance_for_non_integer_weights():
-    rats = read_table("rats.csv")
-    X = np.column_stack([rats["rx"], rats["female"]])
-    m = CoxPH().fit(X, rats["time"], rats["status"], weights=rats["w"], robust=False)
-    assert not m.robust_
-    _close(m.se_, WEIGHTS_DEFAULT[0]["se_model"])  # R: coxph(..., robust = FALSE)
+    ref = WEIGHTS_DEFAULT[0]  # rats, efron, weights = w (not integers)
+    model, _ = _fit(ref, robust=False)
+    assert ref["robust"] and not model.robust_
+    _close(model.se_, ref["se_model"])  # R: coxph(..., robust = FALSE)
 
 
 def test_cli_default_variance_follows_r_and_no_robust_opts_out():
     from capped import run_capped
 
     ref = WEIGHTS_DEFAULT[0]  # rats, efron, weights = w (not integers)
+    assert ref["robust"]
     base = ["cox", str(DATA / "rats.csv"), "--time", "time", "--event", "status", "--weights",
             "w", "--covariates", "rx,female", "--json"]
     out = run_capped(base, timeout=240)

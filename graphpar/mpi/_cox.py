@@ -1047,8 +1047,8 @@ class CoxPH(_SerialCoxPH):
         self._strata_columns = None
         run_collectively(self._check_params, comm)
         # R's default counts the weights of every rank: robust if any is not an integer
-        fractional = any(comm.allgather(
-            run_collectively(lambda: has_fractional_weights(weights), comm)))
+        fractional = comm.allreduce(
+            run_collectively(lambda: has_fractional_weights(weights), comm), op=MPI.LOR)
         want_robust = run_collectively(
             lambda: robust_flag(robust, cluster is not None, fractional), comm)
         params = (self.ties, float(self.penalizer), float(self.tol), int(self.max_iter),
