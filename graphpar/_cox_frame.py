@@ -126,8 +126,67 @@ def _missing(values: np.ndarray) -> np.ndarray:
     return np.zeros(values.shape, dtype=bool)
 
 
+class FrameColumns:
+    """A pandas DataFrame's columns as :class:`Design` reads them; errors name the row.
+
+    :class:`graphpar._cox_reader.TableColumns` is the same interface over the
+    CLI's tables, whose errors name the file, line and column instead.
+    """
+
+    def __init__(self, df) -> None:
+        self.df = df
+
+    def __len__(self) -> int:
+        return len(self.df)
+
+    @property
+    def names(self) -> list[str]:
+        return [str(c) for c in self.df.columns]
+
+    def where(self, name: str, row: int) -> str:
+        return f"column {name!r}, row {row}"
+
+    def categories(self, name: str) -> list | None:
+        """A pandas ``Categorical``'s declared categories, else None."""
+        col = self.df[name]
+        return col.cat.categories.tolist() if _is_categorical_dtype(col.dtype) else None
+
+    def is_text(self, name: str) -> bool:
+        dtype = self.df[name].dtype
+        if _is_categorical_dtype(dtype) or _is_text_dtype(dtype):
+            return True
+        if dtype.kind not in "biuf":
+            raise TypeError(f"column {name!r} has dtype {dtype}: covariates must be numbers, "
+                            "booleans, strings or categories")
+        return False
+
+    def labels(self, name: str) -> np.ndarray:
+        """The column as an object array of labels; a missing one is an error."""
+        values = np.asarray(self.df[name].astype(object).to_numpy(), dtype=object)
+        miss = _missing(values)
+        if miss.any():
+            i = int(np.argmax(miss))
+            raise ValueError(f"column {name!r} has a missing value at row {i}: categorical "
+                             "covariates must have a label in every row (drop or fill the row)")
+        return values
+
+    def numbers(self, name: str) -> np.ndarray:
+        """The column as float64, for a covariate the fit saw as numeric."""
+        col = self.df[name]
+        if _is_categorical_dtype(col.dtype) or _is_text_dtype(col.dtype):
+            raise TypeError(f"column {name!r} was numeric in the fit but has dtype "
+                            f"{col.dtype} here")
+        return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan)
+                          if hasattr(col, "to_numpy") else col, dtype=np.float64)
+
+
+def _columns_of(data):
+    """``data`` as :class:`Design` reads it: a DataFrame wrapped, a column source as is."""
+    return FrameColumns(data) if is_frame(data) else data
+
+
 class _Factor:
-    """One column of the frame: numeric (``levels is None``) or categorical (its levels)."""
+    """One column of the data: numeric (``levels is None``) or categorical (its levels)."""
 
     def __init__(self, name: str, levels: list | None, categories: list | None = None) -> None:
         self.name = name
@@ -135,18 +194,13 @@ class _Factor:
         self.categories = categories  # a pandas Categorical's declared order, else None
 
     @classmethod
-    def learn(cls, df, name: str, categorical: bool) -> _Factor:
-        col = df[name]
-        dtype = col.dtype
-        if _is_categorical_dtype(dtype):
-            values = np.asarray(col.astype(object).to_numpy())
-            _refuse_missing(values, name)
-            present = set(values.tolist())
-            categories = col.cat.categories.tolist()
+    def learn(cls, cols, name: str, categorical: bool) -> _Factor:
+        categories = cols.categories(name)
+        if categories is not None:
+            present = set(cols.labels(name).tolist())
             return cls(name, [lv for lv in categories if lv in present], categories)
-        if categorical or _is_text_dtype(dtype):
-            values = np.asarray(col.to_numpy(), dtype=object)
-            _refuse_missing(values, name)
+        if categorical or cols.is_text(name):
+            values = cols.labels(name)
             try:
                 levels = sorted(set(values.tolist()))
             except TypeError:
@@ -154,34 +208,16 @@ class _Factor:
                 raise TypeError(f"column {name!r} mixes values of types {', '.join(kinds)}: a "
                                 "categorical column needs one kind of label") from None
             return cls(name, levels)
-        if dtype.kind not in "biuf":
-            raise TypeError(f"column {name!r} has dtype {dtype}: covariates must be numbers, "
-                            "booleans, strings or categories")
         return cls(name, None)
 
-    def values(self, df, rows: int) -> np.ndarray:
-        """The column's values in ``df``: float64 for a numeric factor, objects otherwise."""
-        if self.name not in df.columns:
+    def values(self, cols) -> np.ndarray:
+        """The column's values in ``cols``: float64 for a numeric factor, labels otherwise."""
+        if self.name not in cols.names:
             raise ValueError(f"X has no column {self.name!r} (a covariate of the fit); its "
-                             "columns are " + ", ".join(repr(str(c)) for c in df.columns))
-        col = df[self.name]
+                             "columns are " + ", ".join(repr(c) for c in cols.names))
         if self.levels is None:
-            if _is_categorical_dtype(col.dtype) or _is_text_dtype(col.dtype):
-                raise TypeError(f"column {self.name!r} was numeric in the fit but has dtype "
-                                f"{col.dtype} here")
-            return np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan)
-                              if hasattr(col, "to_numpy") else col, dtype=np.float64)
-        values = np.asarray(col.astype(object).to_numpy(), dtype=object)
-        _refuse_missing(values, self.name)
-        return values
-
-
-def _refuse_missing(values: np.ndarray, name: str) -> None:
-    miss = _missing(values)
-    if miss.any():
-        i = int(np.argmax(miss))
-        raise ValueError(f"column {name!r} has a missing value at row {i}: categorical "
-                         "covariates must have a label in every row (drop or fill the row)")
+            return cols.numbers(self.name)
+        return cols.labels(self.name)
 
 
 class Design:
@@ -211,9 +247,14 @@ class Design:
         self.names = names
 
     @classmethod
-    def learn(cls, df, columns: Sequence[str] | None = None, *, formula: str | None = None,
+    def learn(cls, data, columns: Sequence[str] | None = None, *, formula: str | None = None,
               categorical: Sequence[str] = ()) -> Design:
-        """The design of ``df``: every column in ``columns``, or the terms of ``formula``."""
+        """The design of ``data``: every column in ``columns``, or the terms of ``formula``.
+
+        ``data`` is a DataFrame or a column source such as
+        :class:`graphpar._cox_reader.TableColumns` (the CLI's tables).
+        """
+        cols = _columns_of(data)
         if formula is not None:
             terms = parse_formula(formula)
         else:
@@ -221,7 +262,7 @@ class Design:
         if not terms:
             raise ValueError("no covariate columns left to fit")
         cats = {str(c) for c in categorical}
-        known = {str(c) for c in df.columns}
+        known = set(cols.names)
         factors: dict[str, _Factor] = {}
         marked = {name for term in terms for name, mark in term if mark}
         for term in terms:
@@ -230,9 +271,9 @@ class Design:
                     raise ValueError(f"no column {name!r} in the DataFrame"
                                      + (f" (formula {formula!r})" if formula else "")
                                      + "; its columns are "
-                                     + ", ".join(repr(str(c)) for c in df.columns))
+                                     + ", ".join(repr(c) for c in cols.names))
                 if name not in factors:
-                    factors[name] = _Factor.learn(df, name, name in cats or name in marked)
+                    factors[name] = _Factor.learn(cols, name, name in cats or name in marked)
         keys = {frozenset(n for n, _ in t) for t in terms}
         coding = []
         names: list[str] = []
@@ -261,24 +302,26 @@ class Design:
             names.extend(self._term_names(factors, term, flags))
         return Design(factors, self.terms, self.coding, names)
 
-    def check_estimable(self) -> None:
+    def check_estimable(self, source: str = "",
+                        remedy: str = "drop the column or fit rows with at least two of its "
+                                      "levels") -> None:
         """Refuse a categorical column coded against its reference level with one level only.
 
         Such a column encodes to no column at all, so its covariate would vanish
         from the fit without a word; R's ``coxph`` refuses it too ("contrasts can
         be applied only to factors with 2 or more levels"). Call it once the
-        levels are final (under MPI, after :func:`merge_levels`).
+        levels are final (under MPI, after :func:`merge_levels`). The message
+        starts with ``source`` (the CLI's file) and ends with ``remedy``.
         """
         for term, flags in zip(self.terms, self.coding, strict=True):
             for (name, _), contrast in zip(term, flags, strict=True):
                 f = self.factors[name]
                 if contrast and f.levels is not None and len(f.levels) < 2:
-                    seen = f"only the level {f.levels[0]!r}" if f.levels else "no level"
+                    seen = f"only the level {_shown(f.levels[0])}" if f.levels else "no level"
                     raise ValueError(
-                        f"categorical column {name!r} has {seen} in the data: coded against "
-                        "its reference level it gives no covariate, so it cannot be "
-                        "estimated (R's coxph refuses it too); drop the column or fit rows "
-                        "with at least two of its levels")
+                        f"{source}categorical column {name!r} has {seen} in the data: coded "
+                        "against its reference level it gives no covariate, so it cannot be "
+                        f"estimated (R's coxph refuses it too); {remedy}")
 
     @staticmethod
     def _columns(f: _Factor, contrast: bool) -> list[tuple[str, object]]:
@@ -296,9 +339,10 @@ class Design:
             names = [(f"{prev}:{nm}" if prev else nm) for nm, _ in cols for prev in names]
         return names
 
-    def matrix(self, df) -> np.ndarray:
-        """Encode the rows of ``df`` as the float64 covariate matrix of the fit."""
-        n = len(df)
+    def matrix(self, data) -> np.ndarray:
+        """Encode the rows of ``data`` (as in :meth:`learn`) as the fit's float64 covariates."""
+        source = _columns_of(data)
+        n = len(source)
         cache: dict[str, np.ndarray] = {}
         blocks = []
         for term, flags in zip(self.terms, self.coding, strict=True):
@@ -306,12 +350,12 @@ class Design:
             for (name, _), contrast in zip(term, flags, strict=True):
                 f = self.factors[name]
                 if name not in cache:
-                    cache[name] = f.values(df, n)
+                    cache[name] = f.values(source)
                 v = cache[name]
                 if f.levels is None:
                     parts = [v]
                 else:
-                    self._check_levels(f, v)
+                    self._check_levels(f, v, source)
                     parts = [(v == lv).astype(np.float64)
                              for _, lv in self._columns(f, contrast)]
                 cols = [a * b for b in parts for a in cols]
@@ -319,13 +363,18 @@ class Design:
         return np.column_stack(blocks) if blocks else np.empty((n, 0))
 
     @staticmethod
-    def _check_levels(f: _Factor, values: np.ndarray) -> None:
+    def _check_levels(f: _Factor, values: np.ndarray, cols) -> None:
         known = set(f.levels)
         for i, v in enumerate(values.tolist()):
             if v not in known:
-                raise ValueError(f"column {f.name!r} has label {v!r} at row {i}, which the fit "
-                                 "did not see (its levels are "
-                                 + ", ".join(repr(x) for x in f.levels) + ")")
+                raise ValueError(f"{cols.where(f.name, i)}: label {_shown(v)} is not one of "
+                                 "the fit's levels " + ", ".join(_shown(x) for x in f.levels))
+
+
+def _shown(label, limit: int = 40) -> str:
+    """A label for a message: its repr, cut short when long."""
+    text = repr(label)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def merge_levels(every: list[dict]) -> dict:

@@ -580,15 +580,15 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     gives the same message as the whole table.
 
     A text covariate column is one-hot encoded against its first level in
-    sorted order (columns ``name[T.level]``, :func:`encode_columns`);
-    ``levels`` gives a text column's levels (under MPI: every rank's labels),
-    default the labels present. Strata may be text; times, events, weights
-    and offsets must be numbers.
+    sorted order (columns ``name[T.level]``) by the encoder of DataFrame fits,
+    :class:`graphpar._cox_frame.Design`, reading the table through
+    :class:`TableColumns`; ``levels`` gives a text column's levels (under MPI:
+    every rank's labels), default the labels present. Strata may be text;
+    times, events, weights and offsets must be numbers.
 
     Returns a :class:`FitArgs`: a dict with keys ``X``, ``time``, ``event``,
-    ``strata``, ``weights``, ``offset`` and ``feature_names``, whose attributes
-    ``levels`` (the text covariates' levels) and ``covariates`` (the covariate
-    columns before encoding) let new rows be encoded alike.
+    ``strata``, ``weights``, ``offset`` and ``feature_names``, whose attribute
+    ``design`` encodes new rows alike (``design.matrix(TableColumns(t))``).
 
     Examples
     --------
@@ -644,83 +644,89 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     if first is not None:
         (i, _), name, role, problem = first
         raise ValueError(f"{table.where(name, i)}: {role} {problem}")
-    if levels is None:
-        levels = {c: sorted(set(table[c].tolist())) for c in covariates
-                  if np.asarray(table[c]).dtype == object}
-    for c in covariates:
-        if c in levels and len(levels[c]) == 1:
-            # encoded against its only level it would give no column: the covariate would
-            # vanish from the fit (R's coxph refuses such a factor too)
-            raise ValueError(f"{path}: text covariate column {_show(c)} has only the label "
-                             f"{_show(str(levels[c][0]))}: it cannot be estimated; leave it "
-                             "out with --covariates, or fit rows with two or more labels")
-    X, names = encode_columns(table, covariates, levels)
+    from graphpar._cox_frame import Design
+
+    columns = TableColumns(table)
+    design = Design.learn(columns, covariates)
+    if levels is not None:
+        design = design.with_levels({c: None if f.levels is None and c not in levels
+                                     else (list(levels.get(c, f.levels)), None)
+                                     for c, f in design.factors.items()})
+    design.check_estimable(f"{path}: ", "leave it out with --covariates, or fit rows with "
+                                        "two or more of its labels")
     return FitArgs({
-        "X": X,
+        "X": design.matrix(columns),
         "time": col(time, "--time"),
         "event": col(event, "--event"),
         "strata": None if strata is None else col(strata, "--strata", text_ok=True),
         "weights": None if weights is None else col(weights, "--weights"),
         "offset": None if offset is None else col(offset, "--offset"),
-        "feature_names": names,
-    }, levels, covariates)
+        "feature_names": list(design.names),
+    }, design)
 
 
 class FitArgs(dict):
     """``CoxPH.fit`` keyword arguments, plus how the covariate columns were encoded.
 
-    ``levels`` maps each text covariate column to its levels (the first is the
-    reference); ``covariates`` lists the covariate columns before encoding.
+    ``design`` is the :class:`graphpar._cox_frame.Design` of the covariates:
+    ``design.matrix(TableColumns(t))`` encodes the rows of another table alike.
     """
 
-    def __init__(self, kwargs: dict, levels: dict, covariates: list[str]) -> None:
+    def __init__(self, kwargs: dict, design) -> None:
         super().__init__(kwargs)
-        self.levels = dict(levels)
-        self.covariates = list(covariates)
+        self.design = design
 
 
-def encode_columns(table: dict, covariates: list[str],
-                   levels: dict[str, list[str]]) -> tuple[np.ndarray, list[str]]:
-    """The covariate matrix of ``table`` and its names; text columns one-hot encoded.
+class TableColumns:
+    """A table's columns as :class:`graphpar._cox_frame.Design` reads them.
 
-    A column in ``levels`` becomes one 0/1 column per level but the first
-    (the reference), named ``name[T.level]``; a label not in its levels is
-    an error naming the file, line and column.
+    Text columns are labels, numeric ones numbers; errors name the file, line
+    and column (:meth:`Table.where`). A text column of the fit that holds
+    only numbers in another file (its labels ``"1"``, ``"2"`` read as numbers)
+    is read back as the labels ``"1"``, ``"2"``.
 
     Examples
     --------
     >>> import numpy as np
+    >>> from graphpar._cox_frame import Design
     >>> t = {"age": np.array([50.0, 60.0]),
     ...      "race": np.array(["white", "black"], dtype=object)}
-    >>> X, names = encode_columns(t, ["age", "race"], {"race": ["black", "white"]})
-    >>> names, X.tolist()
+    >>> d = Design.learn(TableColumns(t), ["age", "race"])
+    >>> d.names, d.matrix(TableColumns(t)).tolist()
     (['age', 'race[T.white]'], [[50.0, 1.0], [60.0, 0.0]])
     """
-    if not isinstance(table, Table):
-        table = Table(table, "table")
-    n = len(table[covariates[0]]) if covariates else 0
-    cols, names = [], []
-    for c in covariates:
-        values = np.asarray(table[c])
-        if c not in levels:
-            if values.dtype == object:
-                raise ValueError(f"{table.where(c, 0)}: covariate is text here but numbers in "
-                                 "the fit")
-            cols.append(np.asarray(values, dtype=np.float64))
-            names.append(c)
-            continue
+
+    def __init__(self, table: dict) -> None:
+        self.table = table if isinstance(table, Table) else Table(table, "table")
+
+    def __len__(self) -> int:
+        return len(next(iter(self.table.values()))) if self.table else 0
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.table)
+
+    def where(self, name: str, row: int) -> str:
+        return self.table.where(name, row)
+
+    def categories(self, name: str) -> None:
+        return None
+
+    def is_text(self, name: str) -> bool:
+        return np.asarray(self.table[name]).dtype == object
+
+    def labels(self, name: str) -> np.ndarray:
+        values = np.asarray(self.table[name])
         if values.dtype != object:
             values = np.array([_cell_text(v) for v in values], dtype=object)
-        known = set(levels[c])
-        for i, v in enumerate(values.tolist()):
-            if v not in known:
-                raise ValueError(f"{table.where(c, i)}: label {_show(str(v))} is not one of the "
-                                 "fit's levels " + ", ".join(_show(x) for x in levels[c]))
-        for lv in levels[c][1:]:
-            cols.append((values == lv).astype(np.float64))
-            names.append(f"{c}[T.{lv}]")
-    X = np.column_stack(cols) if cols else np.empty((n, 0))
-    return X.reshape(n, len(names)), names
+        return values
+
+    def numbers(self, name: str) -> np.ndarray:
+        values = np.asarray(self.table[name])
+        if values.dtype == object:
+            raise ValueError(f"{self.where(name, 0)}: covariate is text here but numbers in "
+                             "the fit")
+        return np.asarray(values, dtype=np.float64)
 
 
 def _cell_text(v) -> str:

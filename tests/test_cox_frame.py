@@ -104,7 +104,8 @@ def test_prediction_encodes_new_rows_like_the_fit():
     np.testing.assert_array_equal(s1, s2)
     bad = rows.copy()
     bad.iloc[1, bad.columns.get_loc("celltype")] = "giant"
-    with pytest.raises(ValueError, match=r"column 'celltype' has label 'giant' at row 1"):
+    with pytest.raises(ValueError, match=r"^column 'celltype', row 1: label 'giant' is not "
+                                         r"one of the fit's levels 'adeno', "):
         m.predict_partial_hazard(bad)
     st = CoxPH().fit(df, duration_col="time", event_col="status", formula="age + karno",
                      strata="celltype")
@@ -240,6 +241,60 @@ def test_cli_text_errors_name_file_line_and_column(tmp_path):
     bad.write_text("time,status,age\nfive,1,60\nthree,0,70\n")
     r = _cli(bad, "--time", "time", "--event", "status")
     assert "line 2, column 1 ('time'): --time must be numbers, got text 'five'" in r.stderr
+
+
+def _read_columns(path):
+    lines = path.read_text().splitlines()
+    return lines[0].split(","), np.array([ln.split(",") for ln in lines[1:]], dtype=float)
+
+
+def test_cli_predicts_text_rows_as_the_dataframe_fit(tmp_path):
+    """One encoder for both paths: the CLI's --predict rows equal the DataFrame prediction."""
+    df = frame("veteran_factor.csv")
+    data = tmp_path / "v.csv"
+    df.to_csv(data, index=False)
+    rows = df.iloc[[3, 40, 90, 120]][["age", "celltype", "karno"]]
+    new = tmp_path / "rows.csv"
+    rows.to_csv(new, index=False)
+    out = tmp_path / "fit.json"
+    r = _cli(data, "--time", "time", "--event", "status", "--covariates", "age,celltype,karno",
+             "-o", out, "--predict", new, "--quiet")
+    assert r.returncode == 0, r.stderr
+    m = CoxPH().fit(df, duration_col="time", event_col="status",
+                    formula="age + celltype + karno")
+    assert list(json.loads(out.read_text())["coef"]) == m.summary_table().names
+    header, got = _read_columns(tmp_path / "fit.survival.csv")
+    t, S = m.predict_survival_function(rows)
+    np.testing.assert_array_equal(got[:, 0], t)
+    np.testing.assert_allclose(got[:, 1:], S, rtol=1e-12)
+    # a label the fit did not see, named by file, line and column
+    new.write_text("age,celltype,karno\n60,large,70\n61,giant,80\n")
+    r = _cli(data, "--time", "time", "--event", "status", "--covariates", "age,celltype,karno",
+             "-o", out, "--predict", new, "--quiet")
+    assert r.returncode != 0
+    assert r.stderr.strip().splitlines() == [
+        f"graphpar: error: {new}, line 3, column 2 ('celltype'): label 'giant' is not one of "
+        "the fit's levels 'adeno', 'large', 'smallcell', 'squamous'"]
+
+
+@pytest.mark.mpi
+def test_cli_under_mpiexec_encodes_text_columns_with_every_ranks_levels(tmp_path):
+    """Rows sorted by celltype: no rank sees every level, yet the fit is the serial one."""
+    from conftest import run_mpiexec
+
+    df = frame("veteran_factor.csv").sort_values("celltype", kind="stable")
+    data = tmp_path / "v.csv"
+    df.to_csv(data, index=False)
+    flags = ["--time", "time", "--event", "status", "--covariates", "age,celltype,karno", "-q"]
+    serial = _cli(data, *flags, "-o", tmp_path / "serial.json")
+    assert serial.returncode == 0, serial.stderr
+    res = run_mpiexec(3, ["-m", "graphpar", "cox", data, *flags, "-o", tmp_path / "dist.json"])
+    assert res.returncode == 0, res.stderr[-3000:]
+    a = json.loads((tmp_path / "serial.json").read_text())
+    b = json.loads((tmp_path / "dist.json").read_text())
+    assert list(b["coef"]) == list(a["coef"]) == [
+        "age", "celltype[T.large]", "celltype[T.smallcell]", "celltype[T.squamous]", "karno"]
+    np.testing.assert_allclose(list(b["coef"].values()), REF["celltype"]["coef"], rtol=1e-8)
 
 
 def test_levels_merged_from_parts_equal_the_whole_frames():

@@ -234,13 +234,12 @@ def read_predict_rows(args, kw: dict) -> dict:
     A missing column or a bad cell is an error naming the file, the line and
     the column.
     """
-    from graphpar._cox_reader import encode_columns, read_table
+    from graphpar._cox_reader import TableColumns, read_table
     from graphpar._validation import first_invalid
 
     table = read_table(args.predict, _sep(args))
-    covariates = getattr(kw, "covariates", kw["feature_names"])
-    levels = getattr(kw, "levels", {})
-    need = [(c, "covariate") for c in covariates]
+    design = kw.design
+    need = [(c, "covariate") for c in design.factors]
     if args.strata:
         need.append((args.strata, "--strata"))
     if args.offset:
@@ -249,7 +248,9 @@ def read_predict_rows(args, kw: dict) -> dict:
         if name not in table:
             raise ValueError(f"{args.predict}: no column {name!r} (the fit's {role}); "
                              "the columns are " + ", ".join(repr(c) for c in table))
-        if name in levels or np.asarray(table[name]).dtype == object:
+        if role == "covariate" and design.factors[name].levels is not None:
+            continue
+        if np.asarray(table[name]).dtype == object:
             continue
         bad = first_invalid(np.asarray(table[name], dtype=np.float64))
         if bad is not None:
@@ -257,7 +258,7 @@ def read_predict_rows(args, kw: dict) -> dict:
     n = len(table[need[0][0]])
     if n == 0:
         raise ValueError(f"{args.predict}: no rows to predict")
-    X, _ = encode_columns(table, covariates, levels)
+    X = design.matrix(TableColumns(table))
     return {"X": X, "strata": table[args.strata] if args.strata else None,
             "offset": table[args.offset] if args.offset else None}
 
@@ -372,7 +373,7 @@ def run(args, ctx) -> int:
         from graphpar import CoxPH
 
         model = CoxPH(ties=args.ties, penalizer=args.penalizer)
-    fit_kw = {k: v for k, v in kw.items() if k not in ("levels", "covariates")}
+    fit_kw = dict(kw)
     if getattr(args, "robust", None) is not None:
         fit_kw["robust"] = args.robust
     _, seconds = ctx.timed(lambda: model.fit(**fit_kw, progress=show), start_together=True)
