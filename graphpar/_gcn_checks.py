@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -22,7 +23,8 @@ from graphpar.limits import check_memory
 __all__ = [
     "FLOATS", "as_array", "check_features", "check_labels", "check_training_memory",
     "check_training_options", "count_classes", "from_torch", "integer_option",
-    "is_edge_index", "rows_of", "vertex_indices", "vertex_mask",
+    "is_edge_index", "rows_of", "vertex_indices", "vertex_mask", "mask_overlaps", "warn_overlap",
+    "warn_unseen_test_classes",
 ]
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -351,7 +353,12 @@ def vertex_indices(m: np.ndarray, n: int, name: str) -> np.ndarray:
 
 
 def count_classes(labels: np.ndarray, masks: dict) -> int:
-    """One more than the largest label under the masks; refuse a negative one there.
+    """One more than the largest label under train or val; refuse a negative label under a mask.
+
+    The test mask (when given) does not add classes: a model's output width
+    must not depend on the held-out labels, so ``GCN.fit``, :func:`train_gcn`
+    and the CLI build the same model. A test label past the classes gets a
+    warning: no model trained on these labels can predict it.
 
     Examples
     --------
@@ -366,8 +373,51 @@ def count_classes(labels: np.ndarray, masks: dict) -> int:
                              f"got {int(labels[v])} at vertex {v}")
     if not masks["train"].any():
         raise ValueError("train selects no vertices")
-    union = np.logical_or.reduce(list(masks.values()))
-    return int(labels[union].max()) + 1
+    for (a, b), (count, first) in mask_overlaps(masks).items():
+        warn_overlap(a, b, count, first)
+    seen = masks["train"] | masks["val"] if masks.get("val") is not None else masks["train"]
+    n_classes = int(labels[seen].max()) + 1
+    test = masks.get("test")
+    if test is not None:
+        past = np.flatnonzero(test & (labels >= n_classes))
+        if past.size:
+            warn_unseen_test_classes(past.size, int(labels[past[0]]), int(past[0]), n_classes)
+    return n_classes
+
+
+def mask_overlaps(masks: dict, offset: int = 0) -> dict:
+    """``{(a, b): (count, first vertex)}`` for each pair of masks sharing vertices
+    (``offset``: the number of the first row, for one MPI rank's rows).
+
+    Examples
+    --------
+    >>> mask_overlaps({"train": np.array([1, 1, 0], bool), "val": np.array([0, 1, 1], bool)})
+    {('train', 'val'): (1, 1)}
+    """
+    names = [k for k in ("train", "val", "test") if masks.get(k) is not None]
+    out = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = np.flatnonzero(masks[a] & masks[b])
+            if both.size:
+                out[(a, b)] = (int(both.size), offset + int(both[0]))
+    return out
+
+
+def warn_overlap(a: str, b: str, count: int, first: int) -> None:
+    """Warn that masks ``a`` and ``b`` share ``count`` vertices (the first: ``first``)."""
+    warnings.warn(f"the {a} and {b} masks share {count} vertices (the first: vertex {first}): "
+                  f"the {b} accuracy is then measured partly on vertices the model "
+                  f"{'trained on' if a == 'train' else 'was validated on'}",
+                  UserWarning, stacklevel=4)
+
+
+def warn_unseen_test_classes(count: int, label: int, vertex: int, n_classes: int) -> None:
+    """Warn that ``count`` test vertices (the first: ``vertex``, with ``label``) have a label
+    past the classes of train and val."""
+    warnings.warn(f"{count} test vertices have a label no train or val vertex has (the first: "
+                  f"label {label} at vertex {vertex}; the classes are 0..{n_classes - 1}): "
+                  "the model cannot predict them", UserWarning, stacklevel=4)
 
 
 def check_training_memory(dtype, hidden, n: int, f: int, n_classes: int) -> None:
@@ -385,6 +435,6 @@ def check_training_memory(dtype, hidden, n: int, f: int, n_classes: int) -> None
     weights = 4 * sum(a * b for a, b in pairwise(widths))
     check_memory(
         np.dtype(dtype).itemsize * (n * per_vertex + weights),
-        what=f"training a GCN with hidden={tuple(hidden)} on {n} vertices "
-        f"and {f} features",
+        what=f"training a GCN with hidden={tuple(hidden)} on {n} vertices, {f} features "
+        f"and {n_classes} classes (one more than the largest train or val label)",
     )

@@ -153,8 +153,8 @@ def _from_npz(cls, npz):
         finite = np.isfinite(arr)
         if not finite.all():
             k = int(np.argmin(finite.ravel()))
-            raise _ModelFileError(f"'{key}' contains {arr.flat[k]} (entry "
-                                  f"{np.unravel_index(k, arr.shape)})")
+            entry = tuple(int(i) for i in np.unravel_index(k, arr.shape))
+            raise _ModelFileError(f"'{key}' contains {arr.flat[k]} (entry {entry})")
         arrays[key] = arr
     model.weights_ = [arrays[f"weight_{i}"] for i in range(model.n_layers)]
     model.biases_ = ([arrays[f"bias_{i}"] for i in range(model.n_layers)] if model.bias

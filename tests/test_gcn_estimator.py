@@ -101,6 +101,46 @@ def test_fit_is_what_train_gcn_trains():
     assert np.mean(pred[va] == y[va]) == ref.val_accuracy
 
 
+def test_a_class_only_in_test_adds_no_output_and_is_named():
+    """GCN.fit, train_gcn and the CLI count the classes of train and val alone: the held-out
+    labels must not change the model (they did in train_gcn: 51 outputs, other weights)."""
+    rng = np.random.default_rng(2)
+    A, X, y, tr, va, te = planted(rng)
+    y = y.copy()
+    v = int(np.flatnonzero(te)[3])
+    y[v] = 50
+    with pytest.warns(UserWarning, match=rf"1 test vertices have a label no train or val "
+                                         rf"vertex has \(the first: label 50 at vertex {v}; "
+                                         r"the classes are 0\.\.2\)"):
+        ref = train_gcn(A, X, y, tr, va, te, hidden=8, epochs=20, seed=4)
+    model = GCN(hidden=(8,), bias=False, epochs=20, seed=4).fit(A, X, y, train=tr, val=va)
+    assert ref.model.n_classes_ == model.n_classes_ == 3
+    for W, R in zip(model.weights_, ref.model.weights_, strict=True):
+        np.testing.assert_array_equal(W, R)
+    assert ref.test_accuracy == np.mean(model.predict(A, X)[te] == y[te])
+
+
+def test_overlapping_masks_are_named():
+    rng = np.random.default_rng(2)
+    A, X, y, tr, va, te = planted(rng)
+    first = int(np.flatnonzero(tr)[0])
+    with pytest.warns(UserWarning, match=rf"the train and val masks share {int(tr.sum())} "
+                                         rf"vertices \(the first: vertex {first}\)"):
+        GCN(epochs=2).fit(A, X, y, train=tr, val=va | tr)
+
+
+def test_a_huge_label_is_named_in_the_memory_refusal():
+    from graphpar.errors import LimitError
+
+    rng = np.random.default_rng(2)
+    A, X, y, tr, va, te = planted(rng)
+    y = y.copy()
+    y[np.flatnonzero(tr)[0]] = 10**9
+    with pytest.raises(LimitError, match=r"and 1000000001 classes \(one more than the "
+                                         r"largest train or val label\)"):
+        GCN(epochs=2).fit(A, X, y, train=tr, val=va)
+
+
 def test_index_masks_equal_boolean_masks_and_float_inputs():
     rng = np.random.default_rng(3)
     A, X, y, tr, va, _ = planted(rng)

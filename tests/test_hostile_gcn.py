@@ -301,7 +301,7 @@ MODEL_CASES = {
     "wrong_shape": (lambda m: _with_array(m, "weight_0", np.zeros((5, 4), np.float32)),
                     "'weight_0' must be floats of shape (3, 4), got float32 of shape (5, 4)"),
     "nan_weight": (lambda m: _with_array(m, "weight_1", np.full((4, 2), np.nan, np.float32)),
-                   "'weight_1' contains nan"),
+                   "'weight_1' contains nan (entry (0, 0))"),
     "cached_input": (lambda m: _with_array(m, "X", np.ones((3, 3))), "holds 'X'"),
     "pickled_member": (lambda m: _with_array(m, "weight_0", np.array([{}] * 12).reshape(3, 4)),
                        "'weight_0' must be floats"),
@@ -373,7 +373,32 @@ USER_CASES = {
     "split_pickled": ("split", "split.npz", lambda: {"train.npy": _npy_bytes(
         {"descr": "|O", "fortran_order": False, "shape": (3,)})}, ["split.npz"]),
     "features_garbage": ("features", "X.npy", lambda: b"\x93NUMPY garbage" * 10, ["X.npy"]),
+    # numpy would read it as a pickle and advise allow_pickle
+    "features_npz_not_a_zip": ("features", "X.npz", lambda: b"this is not a zip file",
+                               ["X.npz: not a scipy sparse matrix saved with "
+                                "scipy.sparse.save_npz (not a zip archive: it starts "
+                                "b'this is '"]),
+    "features_nan": ("features", "X.npy", lambda: _saved(_nan_at(30, 5, 7, 2)),
+                     ["X.npy contains nan (row 7, column 2)"]),
+    # vertices numbered in the order their names appear: rows would pair with the wrong ones
+    "graph_named_vertices": ("graph", "g.csv", lambda: "src,dst\n" + "".join(
+        f"v{(7 * i) % 30},v{(7 * i + 1) % 30}\n" for i in range(30)),
+        ["g.csv names its vertices ('v0', 'v1', 'v7', ...): row i of --features"]),
 }
+
+
+def _nan_at(n: int, f: int, i: int, j: int) -> np.ndarray:
+    X = np.random.default_rng(0).random((n, f))
+    X[i, j] = np.nan
+    return X
+
+
+def _saved(arr: np.ndarray) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
 
 
 @pytest.mark.parametrize("ranks", [None, 2])
@@ -387,6 +412,8 @@ def test_hostile_user_files(tmp_path, case, ranks):
     raw = make()
     if isinstance(raw, dict):
         _zip(target, raw)
+    elif isinstance(raw, str):
+        target.write_text(raw)
     else:
         target.write_bytes(raw)
     paths[opt] = str(target)
@@ -396,3 +423,25 @@ def test_hostile_user_files(tmp_path, case, ranks):
     run = run_capped(argv, ranks=ranks)
     assert run.returncode == 2, run.output
     assert_one_line_error(run, str(target), *needles)
+    assert "allow_pickle" not in run.output and "unsafe" not in run.output
+
+
+@pytest.mark.parametrize("ranks", [None, 2])
+def test_overlapping_split_and_unseen_test_class_warn_once(tmp_path, ranks):
+    """Serially and under mpiexec: one warning line each, naming the first vertex."""
+    paths = _user_dir(tmp_path)
+    y = np.load(paths["labels"])
+    y[25] = 9
+    np.save(paths["labels"], y)
+    np.savez(paths["split"], train=np.arange(10), val=np.arange(5, 20), test=np.arange(20, 30))
+    argv = ["gcn", "--epochs", "2"]
+    for key in ("graph", "features", "labels", "split"):
+        argv += [f"--{key}", paths[key]]
+    run = run_capped(argv, ranks=ranks)
+    assert run.returncode == 0, run.output
+    warned = [ln for ln in run.stderr.splitlines() if ln.startswith("graphpar: warning:")]
+    assert warned == [
+        "graphpar: warning: the train and val masks share 5 vertices (the first: vertex 5): "
+        "the val accuracy is then measured partly on vertices the model trained on",
+        "graphpar: warning: 1 test vertices have a label no train or val vertex has (the "
+        "first: label 9 at vertex 25; the classes are 0..2): the model cannot predict them"]

@@ -243,6 +243,12 @@ def read_features(path: str, n: int):
     from graphpar._gcn_checks import check_features
 
     if path.endswith(".npz"):
+        if os.path.isfile(path) and not zipfile.is_zipfile(path):
+            # numpy would take it for a pickle and advise allow_pickle: never pass that on
+            with open(path, "rb") as f:
+                head = f.read(8)
+            raise ValueError(f"{path}: not a scipy sparse matrix saved with "
+                             f"scipy.sparse.save_npz (not a zip archive: it starts {head!r})")
         try:
             X = sp.load_npz(path)
         except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -347,6 +353,31 @@ def read_split_rows(path: str, n: int, lo: int, hi: int) -> dict:
     return masks
 
 
+def refuse_named_vertices(path: str, labels) -> None:
+    """Refuse a graph whose vertices have names (string or relabelled ids, ``labels``).
+
+    Row ``i`` of ``--features``, ``--labels`` and ``--split`` is vertex number
+    ``i``; a named vertex's number is the order in which its name first
+    appears in the file, which no user means, so pairing them would silently
+    train on shuffled rows.
+
+    Examples
+    --------
+    >>> refuse_named_vertices("g.el", None)
+    >>> refuse_named_vertices("g.csv", ["v7", "v3"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: g.csv names its vertices ('v7', 'v3'): ...
+    """
+    if labels is None:
+        return
+    shown = ", ".join(repr(str(v)) for v in list(labels[:3]))
+    raise ValueError(f"{path} names its vertices ({shown}{', ...' if len(labels) > 3 else ''}): "
+                     "row i of --features, --labels and --split is vertex number i, so the "
+                     "rows cannot be paired with names; write the graph with vertex numbers "
+                     "0..n-1 (as --features orders its rows)")
+
+
 class UserData:
     """The user's graph, features, labels and split (what ``--graph`` reads), shaped like a
     :class:`graphpar.datasets.Planetoid` for :func:`graphpar.train_gcn`."""
@@ -357,11 +388,6 @@ class UserData:
         self.labels = labels
         self.train_mask, self.val_mask, self.test_mask = (masks[k] for k in ("train", "val",
                                                                               "test"))
-
-    @property
-    def num_classes(self) -> int:
-        labelled = self.labels[self.train_mask | self.val_mask | self.test_mask]
-        return int(labelled.max()) + 1
 
 
 def load_user_data(args) -> UserData:
@@ -380,6 +406,7 @@ def load_user_data(args) -> UserData:
     from graphpar.io import read_graph
 
     g = read_graph(args.graph, directed=False if args.undirected else None)
+    refuse_named_vertices(args.graph, g.labels)
     n = g.shape[0]
     X = read_features(args.features, n)
     y = read_labels(args.labels, n)
@@ -450,10 +477,11 @@ def load_user_rows(args, ctx, method: str) -> UserRows:
     import numpy as np
 
     from graphpar.mpi import read_graph
-    from graphpar.mpi.features import read_rows, read_sparse_rows
+    from graphpar.mpi.features import check_feature_rows, read_rows, read_sparse_rows
 
     dg = read_graph(args.graph, directed=False if args.undirected else None,
                     weights="finite", comm=ctx.comm)
+    ctx.collectively(lambda: refuse_named_vertices(args.graph, dg.labels))
     if method == "edge":
         dg = dg.redistribute(dg.edge_balanced_partition())
     n, lo, hi = dg.gn, dg.lo, dg.hi
@@ -463,6 +491,7 @@ def load_user_rows(args, ctx, method: str) -> UserRows:
             X = read_sparse_rows(args.features, lo, hi, n)
         else:
             X = read_rows(args.features, lo, hi, n, what="features")
+        X = check_feature_rows(X, lo, args.features)  # errors name the file, as serially
         y = read_rows(args.labels, lo, hi, n, ndim=1, what="labels",
                       kinds="iu").astype(np.int64)
         masks = read_split_rows(args.split, n, lo, hi)

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
 
+from graphpar._gcn_checks import mask_overlaps, warn_overlap, warn_unseen_test_classes
 from graphpar._gcn_layers import (
     Dropped,
     backward,
@@ -859,9 +860,24 @@ def _rows_learner(dg, features, labels, masks, *, method, hidden, epochs, lr, dr
     totals = [int(t) for t in comm.allreduce(np.array([int(m.sum()) for m in local]))]
     if totals[0] == 0:
         raise ValueError("train selects no vertices")
-    union = local[0] | local[1] | local[2]
-    top = comm.allreduce(int(y[union].max()) if union.any() else -1, op=MPI.MAX)
+    # as the serial trainer counts them (count_classes): the test labels add no class
+    seen = local[0] | local[1]
+    top = comm.allreduce(int(y[seen].max()) if seen.any() else -1, op=MPI.MAX)
     n_classes = top + 1
+    past = np.flatnonzero(local[2] & (y >= n_classes))
+    unseen = (int(past.size), lo + int(past[0]) if past.size else -1,
+              int(y[past[0]]) if past.size else -1)
+    overlaps = mask_overlaps(dict(zip(("train", "val", "test"), local, strict=True)), lo)
+    every = comm.gather((unseen, overlaps), root=0)
+    if comm.rank == 0:
+        # as the serial trainer warns (count_classes), once, with the lowest vertex
+        for pair in (("train", "val"), ("train", "test"), ("val", "test")):
+            parts = [o[pair] for _, o in every if pair in o]
+            if parts:
+                warn_overlap(*pair, sum(c for c, _ in parts), min(f for _, f in parts))
+        if sum(u[0] for u, _ in every):
+            _, v, label = next(u for u, _ in every if u[0])
+            warn_unseen_test_classes(sum(u[0] for u, _ in every), label, v, n_classes)
     f = widths[0]
     run_collectively(lambda: check_training_memory(model.dtype, model.hidden, ln, f, n_classes),
                      comm)

@@ -137,7 +137,11 @@ def read_sparse_rows(path, lo: int, hi: int, n: int, *, what: str = "features"):
     bad = f"{name}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
     try:
         zf = zipfile.ZipFile(name)
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+    except zipfile.BadZipFile:
+        with open(name, "rb") as f:
+            head = f.read(8)
+        raise ValueError(f"{bad} (not a zip archive: it starts {head!r})") from None
+    except (EOFError, ValueError) as exc:
         raise ValueError(f"{bad} ({exc})") from None
     with zf:
         members = {m[:-4] for m in zf.namelist() if m.endswith(".npy")}
