@@ -34,6 +34,34 @@ PARALLEL_EDGES = 1 << 17
 SERIAL_WORK = 1 << 18
 
 
+def as_scipy_input(csgraph):
+    """A :class:`graphpar.Graph` as its stored matrix (scipy's CSR); anything else as is."""
+    from graphpar._graph import Graph
+
+    return csgraph.to_scipy() if isinstance(csgraph, Graph) else csgraph
+
+
+def check_limit(limit) -> float:
+    """``limit`` as scipy's Dijkstra takes it: a real number (not a string), ``>= 0``.
+
+    Examples
+    --------
+    >>> check_limit("1")
+    Traceback (most recent call last):
+    ...
+    TypeError: must be real number, not str
+    """
+    try:
+        if isinstance(limit, (str, bytes, bytearray)):
+            raise TypeError
+        limit = float(limit)
+    except TypeError:
+        raise TypeError(f"must be real number, not {type(limit).__name__}") from None
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit!r}")
+    return limit
+
+
 def scipy_csr(csgraph, directed: bool):
     """``csgraph`` as scipy's Dijkstra sees it: a float64 ``csr_matrix`` (scipy's conversion)."""
     from scipy.sparse.csgraph._validation import validate_graph
@@ -100,6 +128,7 @@ def plan(n_sources: int, nnz: int, threads: int, min_only: bool) -> tuple[str, i
 def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False,
              unweighted=False, limit=np.inf, min_only=False):
     """See :func:`graphpar.csgraph.dijkstra`."""
+    csgraph = as_scipy_input(csgraph)
     A = scipy_csr(csgraph, directed)
     if np.any(A.data < 0):
         # scipy warns and returns its (possibly wrong) result: the same call gives both
@@ -115,9 +144,7 @@ def dijkstra(csgraph, directed=True, indices=None, return_predecessors=False,
         sources, shape = check_indices(indices, n)
         if min_only:
             shape = (n,)
-    limit = float(limit)
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit!r}")
+    limit = check_limit(limit)
     if directed:
         indptr, idx, data = A.indptr, A.indices, A.data
     else:
@@ -231,6 +258,7 @@ def shortest_path(csgraph, method="auto", directed=True, return_predecessors=Fal
     """See :func:`graphpar.csgraph.shortest_path`."""
     from scipy.sparse.csgraph import shortest_path as scipy_shortest_path
 
+    csgraph = as_scipy_input(csgraph)
     resolved = method
     if method == "auto":
         try:

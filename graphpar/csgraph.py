@@ -47,8 +47,9 @@ def dijkstra(csgraph, directed: bool = True, indices=None, return_predecessors: 
 
     Parameters
     ----------
-    csgraph : array_like, scipy sparse matrix or array, shape (N, N)
-        The graph, converted exactly as scipy converts it: a stored sparse
+    csgraph : array_like, scipy sparse matrix or array, or graphpar.Graph, shape (N, N)
+        The graph (a :class:`graphpar.Graph` as its stored matrix,
+        ``g.to_scipy()``), converted exactly as scipy converts it: a stored sparse
         entry is an edge (an explicit zero is a zero-weight edge); COO
         duplicates are summed, duplicates stored in CSR/CSC rows are all
         scanned (the smallest wins); in dense input 0, inf and NaN mean "no
@@ -83,7 +84,8 @@ def dijkstra(csgraph, directed: bool = True, indices=None, return_predecessors: 
     ValueError
         A non-square graph, ``indices`` out of range, ``limit < 0``.
     TypeError
-        Input scipy cannot convert to a float64 graph.
+        Input scipy cannot convert to a float64 graph; a ``limit`` that is not
+        a real number (a string neither, as in scipy).
 
     Warns
     -----
@@ -125,13 +127,15 @@ def shortest_path(csgraph, method: str = "auto", directed: bool = True,
 
     Parameters
     ----------
-    csgraph : array_like, scipy sparse matrix or array, shape (N, N)
+    csgraph : array_like, scipy sparse matrix or array, or graphpar.Graph, shape (N, N)
         As for :func:`dijkstra`.
     method : {'auto', 'D', 'FW', 'BF', 'J'}, default 'auto'
     directed, return_predecessors, unweighted : bool
         As for :func:`dijkstra`.
     overwrite : bool, default False
         Floyd-Warshall only: may overwrite a dense float64 C-ordered input.
+        With Dijkstra graphpar never writes into the input (scipy's Dijkstra
+        may alter a dense input given with ``overwrite=True``).
     indices : int or array_like of int, optional
         The sources; default every vertex. Not allowed with ``'FW'``.
 

@@ -226,6 +226,24 @@ def test_errors_are_scipys_kinds():
         with pytest.raises(theirs.type) as mine:
             dijkstra(bad)
         assert str(mine.value) == str(theirs.value)
+    # a limit that is not a real number: a string too (float() would take '1')
+    for bad in ("1", b"1", None, [1.0]):
+        with pytest.raises(TypeError) as theirs:
+            ref.dijkstra(G, indices=0, limit=bad)
+        with pytest.raises(TypeError) as mine:
+            dijkstra(G, indices=0, limit=bad)
+        assert str(mine.value) == str(theirs.value)
+
+
+def test_a_graphpar_graph_is_its_stored_matrix():
+    from graphpar import Graph
+
+    g = Graph.from_scipy(sp.csr_array(G))
+    for directed in (True, False):
+        np.testing.assert_array_equal(dijkstra(g, directed=directed),
+                                      ref.dijkstra(sp.csr_array(G), directed=directed))
+        np.testing.assert_array_equal(shortest_path(g, directed=directed, indices=[1, 2]),
+                                      ref.shortest_path(G, directed=directed, indices=[1, 2]))
 
 
 # ----------------------------------------------------------------- random graphs vs scipy
