@@ -432,6 +432,8 @@ class Graph:
         weight : str or None, default "weight"
             The edge attribute holding the weight; an edge without it weighs 1,
             as in networkx's shortest-path functions. ``None``: every edge weighs 1.
+            A weight must be a real number; booleans are refused (as by
+            :meth:`from_pandas`), and so are boolean nodes (see :func:`label_array`).
 
         Returns
         -------
@@ -468,7 +470,8 @@ class Graph:
                 if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
                     raise TypeError(
                         f"edge ({e[0]!r}, {e[1]!r}) has {weight}={x!r}; weights must be real "
-                        "numbers (pass weight=None to weigh every edge 1)"
+                        "numbers, and booleans are not weights (pass weight=None to weigh "
+                        "every edge 1)"
                     )
                 w[k] = float(x)
         labels = label_array(nodes, "the nodes of G")
@@ -522,7 +525,8 @@ class Graph:
         df : pandas.DataFrame
         source, target : column names, default "source" and "target"
         weight : column name, optional
-            A numeric column of weights; default every edge weighs 1.
+            A numeric column of weights; default every edge weighs 1. Booleans
+            are refused, as by :meth:`from_networkx`.
         directed : bool, default True
             With ``False`` every edge is stored both ways.
 
@@ -537,6 +541,8 @@ class Graph:
             For a column ``df`` does not have, listing those it has.
         ValueError
             For a missing id or weight (NaN, None), naming the column and row.
+        TypeError
+            For a weight column that is not numeric or holds booleans.
 
         Examples
         --------
@@ -575,6 +581,16 @@ class Graph:
             w = np.ones(m)
         else:
             col = column(weight, "weight")
+            if col.dtype.kind == "b":
+                raise TypeError(f"weight column {weight!r} holds booleans (dtype {col.dtype}); "
+                                "booleans are not weights: convert the column to numbers")
+            if col.dtype == object:
+                flags = np.fromiter((isinstance(x, (bool, np.bool_)) for x in col), dtype=bool,
+                                    count=len(col))
+                if flags.any():
+                    k = int(np.argmax(flags))
+                    raise TypeError(f"weight column {weight!r} holds the boolean {col.iloc[k]!r} "
+                                    f"at row {df.index[k]!r}; booleans are not weights")
             try:
                 w = col.to_numpy(dtype=np.float64)
             except (TypeError, ValueError):
@@ -595,7 +611,8 @@ class Graph:
             converted with ``.detach().cpu().numpy()`` (torch is never imported
             otherwise).
         weight : array_like or torch.Tensor of float, shape (E,) or (E, 1), optional
-            The edge weights (PyG's ``edge_weight``); default all ones.
+            The edge weights (PyG's ``edge_weight``); default all ones. NaN and
+            booleans are refused, naming the first such weight.
         num_nodes : int, optional
             Number of vertices; default ``edge_index.max() + 1``.
         directed : bool, default True
@@ -615,12 +632,15 @@ class Graph:
         >>> g.n, g.nnz
         (4, 4)
         """
+        expected = "edge_index must be an integer array of shape (2, E) (numpy or torch)"
+        if isinstance(edge_index, (str, bytes)):
+            raise TypeError(f"{expected}, got the string {edge_index!r}")
         ei = _as_numpy(edge_index)
         if ei.ndim != 2 or ei.shape[0] != 2:
             hint = " (transpose it: edge_index.T)" if ei.ndim == 2 and ei.shape[1] == 2 else ""
             raise ValueError(
-                "edge_index must have shape (2, E), row 0 the sources and row 1 the "
-                f"targets, got shape {ei.shape}{hint}"
+                f"{expected}, row 0 the sources and row 1 the targets; given a "
+                f"{type_name(edge_index)}, got shape {ei.shape}{hint}"
             )
         if ei.size and ei.dtype.kind not in "iu":
             raise TypeError(f"edge_index must hold integers, got dtype {ei.dtype}")
@@ -632,8 +652,16 @@ class Graph:
             if w.shape != (ei.shape[1],):
                 raise ValueError(f"weight must have shape ({ei.shape[1]},) like the edges of "
                                  f"edge_index, got {w.shape}")
-            if w.size and w.dtype.kind not in "biuf":
+            if w.size and w.dtype.kind == "b":
+                raise TypeError("weight holds booleans; booleans are not weights: convert "
+                                "them to numbers")
+            if w.size and w.dtype.kind not in "iuf":
                 raise TypeError(f"weight must hold real numbers, got dtype {w.dtype}")
+            nan = np.isnan(w) if w.dtype.kind == "f" else np.zeros(w.size, dtype=bool)
+            if nan.any():
+                k = int(np.argmax(nan))
+                raise ValueError(f"weight[{k}] is NaN (edge {k}: {int(ei[0, k])} -> "
+                                 f"{int(ei[1, k])}); edge weights must be numbers")
         if num_nodes is not None:
             if isinstance(num_nodes, (bool, np.bool_)) or not isinstance(num_nodes,
                                                                           numbers.Integral):
@@ -933,7 +961,8 @@ def _canonical_labels(arr: np.ndarray, name: str) -> np.ndarray:
         except UnicodeDecodeError:
             raise ValueError(f"{name} holds bytes that are not UTF-8 text") from None
     if kind == "b":
-        raise TypeError(f"{name} must be strings, numbers or hashable objects, not booleans")
+        raise TypeError(f"{name}: booleans are refused as labels, since True == 1 and "
+                        f"False == 0 would make them the labels 1 and 0; got dtype {arr.dtype}")
     if kind in "iu":
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             return arr.astype(object)
@@ -950,8 +979,9 @@ def _canonical_labels(arr: np.ndarray, name: str) -> np.ndarray:
         if x is None or (isinstance(x, float) and x != x):
             raise ValueError(f"{name} has a missing value ({x!r}) at index {i}")
         if isinstance(x, (bool, np.bool_)):
-            raise TypeError(f"{name} must be strings, numbers or hashable objects, got the "
-                            f"boolean {x!r} at index {i}")
+            raise TypeError(f"{name}: booleans are refused as labels, since True == 1 and "
+                            "False == 0 would make them the labels 1 and 0; got the boolean "
+                            f"{x!r} at index {i}")
         is_str = isinstance(x, str)
         is_int = isinstance(x, numbers.Integral)
         strs &= is_str

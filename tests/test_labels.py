@@ -218,6 +218,45 @@ def test_from_edge_index_against_scipy():
         Graph.from_edge_index(ei, num_nodes=10)
 
 
+def test_from_edge_index_refuses_nan_weights_and_non_arrays():
+    ei = np.array([[0, 1, 2], [1, 2, 0]])
+    with pytest.raises(ValueError, match=r"weight\[2\] is NaN \(edge 2: 2 -> 0\)"):
+        Graph.from_edge_index(ei, np.array([1.0, 2.0, np.nan]))
+    g = Graph.from_edge_index(ei, np.array([1.0, np.inf, 0.5]))  # inf: no edge in effect
+    assert graphpar.sssp(g, 0).tolist() == [0.0, 1.0, np.inf]
+    with pytest.raises(TypeError, match=r"edge_index must be an integer array of shape "
+                                        r"\(2, E\) \(numpy or torch\), got the string 'abc'"):
+        Graph.from_edge_index("abc")
+    with pytest.raises(ValueError, match=r"shape \(2, E\) \(numpy or torch\).*given a "
+                                         r"numpy\.ndarray, got shape \(3,\)"):
+        Graph.from_edge_index(np.arange(3))
+
+
+def test_boolean_weights_and_labels_are_refused_alike():
+    G = nx.DiGraph()
+    G.add_edge("a", "b", w=True)
+    with pytest.raises(TypeError, match=r"w=True.*booleans are not weights"):
+        Graph.from_networkx(G, weight="w")
+    df = pd.DataFrame({"source": ["a", "b"], "target": ["b", "c"], "w": [True, False]})
+    with pytest.raises(TypeError, match=r"weight column 'w' holds booleans.*booleans are not "
+                                        r"weights"):
+        Graph.from_pandas(df, weight="w")
+    mixed = df.astype({"w": object})
+    mixed.loc[0, "w"] = 2.5
+    with pytest.raises(TypeError, match=r"weight column 'w' holds the boolean False at row 1"):
+        Graph.from_pandas(mixed, weight="w")
+    with pytest.raises(TypeError, match="booleans are not weights"):
+        Graph.from_edge_index(np.array([[0], [1]]), np.array([True]))
+    # a boolean node: refused, and the message says why (True == 1 would merge them)
+    H = nx.Graph()
+    H.add_edge(True, "x")
+    with pytest.raises(TypeError) as info:
+        Graph.from_networkx(H)
+    msg = str(info.value)
+    assert "the boolean True at index 0" in msg and "booleans are refused" in msg
+    assert "True == 1" in msg and "must be strings, numbers or hashable" not in msg
+
+
 class _FakeTensor:
     """Quacks like a torch tensor (its class lives in a module named torch...)."""
 

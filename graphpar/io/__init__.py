@@ -16,14 +16,16 @@ format (``format=``)  suffixes                ids      default ``directed``
 
 CSV and TSV edge lists have a header of column names; ``read_graph(path,
 source="from", target="to", weight="km")`` picks the columns. Ids that are
-all non-negative integers are vertex numbers (as in ``.el`` files); other
-ids (``Rome``) are labels, kept in ``g.labels`` and accepted wherever a
+all non-negative integers in canonical form (``7``, not ``007``) within
+int64 are vertex numbers (as in ``.el`` files); otherwise every id
+(``Rome``, ``007``) is a label, kept in ``g.labels`` and accepted wherever a
 vertex is (``graphpar.sssp(g, "Rome")``). ``relabel=True`` numbers the ids
 of a numeric edge list compactly and keeps them as labels; a list whose
 largest id is far above the number of ids warns and suggests it. Labels are
-stored by ``.npz`` and ``.csv``/``.tsv`` files. Under MPI
-(:func:`graphpar.mpi.io.read_graph`) CSV and TSV files are refused for now:
-convert them to ``.npz`` first.
+stored by ``.npz`` and ``.csv``/``.tsv`` files (the CSV writer refuses a
+graph that would not read back the same, such as one with a vertex in no
+edge). Under MPI (:func:`graphpar.mpi.io.read_graph`) CSV and TSV files are
+read by the same rules, each rank parsing its own lines.
 
 A ``.gz``, ``.bz2`` or ``.xz`` suffix after any of these is decompressed
 transparently on reading (as a stream, within

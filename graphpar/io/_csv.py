@@ -16,22 +16,28 @@ weighs 1, as with ``weight=False``.
 
 Vertex ids:
 
-* When every id is a non-negative integer, the ids are the vertex numbers, as
-  in the other edge-list formats (``n = max id + 1``); a graph whose largest
-  id is far above the number of ids present warns and suggests
-  ``relabel=True``, which numbers the ids present ``0 .. k-1`` in increasing
-  order and keeps them as ``g.labels`` (int64).
-* Otherwise every id is a string label (``"Rome"``, ``"007"``, ``"-1"``): the
-  labels are numbered in order of first appearance (row by row, source before
-  target, as networkx numbers the nodes of an edge list) and kept as
-  ``g.labels`` (unicode).
+* When every id is a vertex number -- a non-negative integer in canonical
+  form (``0``, or digits without a leading zero) of at most ``2**63 - 1``,
+  quoted or not -- the ids are the vertex numbers, as in the other edge-list
+  formats (``n = max id + 1``); a graph whose largest id is far above the
+  number of ids present warns and suggests ``relabel=True``, which numbers
+  the ids present ``0 .. k-1`` in increasing order and keeps them as
+  ``g.labels`` (int64).
+* Otherwise every id of the file is a string label (``"Rome"``, ``"-1"``,
+  ``"+7"``, ``"007"``, ``"7.0"``, an integer beyond int64): ``"007"`` and
+  ``"7"`` are then two labels, never one vertex. The labels are numbered in
+  order of first appearance (row by row, source before target, as networkx
+  numbers the nodes of an edge list) and kept as ``g.labels`` (unicode).
 
-Fields are separated by ``,`` (CSV) or a tab (TSV); spaces around a field are
-not part of it; a field may be quoted with ``"`` (RFC 4180, ``""`` for a
-quote), and blank lines are skipped. Every error names the file, the 1-based
-line and the column. The whole (decompressed) file is held once; files
-without quotes are split by vectorised numpy passes, quoted ones by Python's
-:mod:`csv` module.
+Fields are separated by ``,`` (CSV) or a tab (TSV), lines by ``\\n`` or
+``\\r\\n`` (a carriage return elsewhere, as in old Mac files, is an error).
+Spaces (and, in CSV, tabs) around an unquoted field are not part of it; a
+field may be quoted with ``"`` (RFC 4180, ``""`` for a quote), and a quoted
+field is its content verbatim, spaces, delimiters and newlines included.
+Blank lines are skipped. Every error names the file and the 1-based line
+(and the column, for a bad value). The whole (decompressed) file is held
+once; files without quotes are split by vectorised numpy passes, quoted ones
+field by field with a regular expression.
 
 :func:`compact_ids` is the one rule for numeric ids (``relabel`` and the
 sparse-id warning), shared with the whitespace edge lists (``.el``, ``.wel``).
@@ -40,8 +46,8 @@ sparse-id warning), shared with the whitespace edge lists (``.el``, ``.wel``).
 from __future__ import annotations
 
 import csv
-import io as _pyio
 import os
+import re
 import warnings
 
 import numpy as np
@@ -62,7 +68,8 @@ __all__ = [
 #: The field separator of each format.
 CSV_DELIMITERS = {"csv": ",", "tsv": "\t"}
 _SEP_NAME = {"csv": "comma", "tsv": "tab"}
-_MAX_DIGITS = 18  # integer ids up to 10**18 - 1 fit int64 exactly
+_MAX_DIGITS = 19  # the digits of 2**63 - 1, the largest int64
+_INT64_MAX = np.iinfo(np.int64).max
 # the sparse-id warning: at least this many ids absent, and more absent than present
 _SPARSE_MIN = 1000
 
@@ -72,12 +79,27 @@ def _show(text, limit: int = 40) -> str:
     return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
+def bare_cr_message(name: str, line: int) -> str:
+    """The message for a carriage return that does not end a line (old Mac line endings).
+
+    Examples
+    --------
+    >>> print(bare_cr_message("g.csv", 3))  # doctest: +ELLIPSIS
+    g.csv: line 3: a carriage return (\\r) not followed by a line feed; lines must end with ...
+    """
+    return (f"{name}: line {line}: a carriage return (\\r) not followed by a line feed; lines "
+            "must end with \\n or \\r\\n (old Mac files end them with \\r alone: convert "
+            "them, e.g. with tr '\\r' '\\n')")
+
+
 # ----------------------------------------------------------------------------- header
 def csv_header(buf: np.ndarray, name: str, fmt: str) -> tuple[list[str], int]:
     """The column names and the offset of the body (the byte after the header line)."""
     nl = np.flatnonzero(buf[: 1 << 20] == 10)
     end = int(nl[0]) if nl.size else (buf.size if buf.size <= 1 << 20 else -1)
     if end < 0:
+        if (buf[: 1 << 20] == 13).any():
+            raise GraphFormatError(bare_cr_message(name, 1))
         raise GraphFormatError(f"{name}: line 1: the header line is longer than 1 MiB "
                                "(expected column names)")
     raw = buf[:end].tobytes()
@@ -91,7 +113,12 @@ def csv_header(buf: np.ndarray, name: str, fmt: str) -> tuple[list[str], int]:
         what = "empty file" if buf.size == 0 else "blank first line"
         raise GraphFormatError(f"{name}: line 1: {what} (expected a header of column names, "
                                f"such as source{CSV_DELIMITERS[fmt]}target)")
-    names = [c.strip() for c in next(csv.reader([text], delimiter=CSV_DELIMITERS[fmt]))]
+    try:
+        names = [c.strip() for c in next(csv.reader([text], delimiter=CSV_DELIMITERS[fmt]))]
+    except csv.Error as exc:
+        if "\r" in text:
+            raise GraphFormatError(bare_cr_message(name, 1)) from None
+        raise GraphFormatError(f"{name}: line 1: {exc}") from None
     if len(names) < 2:
         other = "tab" if fmt == "csv" and "\t" in text else (
             "comma" if fmt == "tsv" and "," in text else None)
@@ -152,6 +179,11 @@ def _split_fast(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: st
     delim = ord(CSV_DELIMITERS[fmt])
     size = body.size
     nl = np.flatnonzero(body == 10)
+    returns = np.flatnonzero(body[:-1] == 13)  # a CR ends a line before a LF (or the end)
+    bare = returns[body[returns + 1] != 10]
+    if bare.size:
+        line = int(np.searchsorted(nl, bare[0])) + first_line
+        raise GraphFormatError(bare_cr_message(name, line))
     if size and (nl.size == 0 or nl[-1] != size - 1):
         nl = np.append(nl, size)
     ends = nl
@@ -224,9 +256,30 @@ def _token_array(body: np.ndarray, s: np.ndarray, e: np.ndarray, name: str,
     return mat.view(f"S{top}").reshape(-1)
 
 
-def _split_csv_module(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: str,
-                      names: list[str]) -> _Fields:
-    """Split a body with quoted fields by Python's csv module (RFC 4180 quoting)."""
+def _field_pattern(delim: str) -> re.Pattern:
+    """One field and what ends it: group 1 a quoted field's content, 2 an unquoted one's, 3 the end.
+
+    Spaces (and tabs, in CSV) around a field are not part of it; a quoted
+    field is its content between the quotes, verbatim (``""`` a quote); an
+    unquoted one ends at the delimiter or the line end and may hold quotes
+    after its first character. The end is the delimiter, ``\\n`` or
+    ``\\r\\n``, or the end of the text.
+    """
+    d = re.escape(delim)
+    space = " " if delim == "\t" else " \t"
+    first = f'[^"{d}\r\n{space}]'  # an unquoted field's first character
+    inner, last = f"[^{d}\r\n]", f"[^{d}\r\n{space}]"
+    return re.compile(f'[{space}]*(?:"([^"]*(?:""[^"]*)*)"|({first}(?:{inner}*{last})?)?)'
+                      f'[{space}]*({d}|\r?\n|\r?\\Z)')
+
+
+def _split_quoted(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: str) -> _Fields:
+    """Split a body with quoted fields (RFC 4180): a quoted field keeps its content verbatim.
+
+    Unquoted fields are trimmed as by :func:`_split_fast`. Errors (a quote
+    never closed, text after a closing quote, a bare carriage return, a
+    wrong number of fields) name the file line.
+    """
     raw = body.tobytes()
     try:
         text = raw.decode("utf-8")
@@ -235,30 +288,58 @@ def _split_csv_module(body: np.ndarray, fmt: str, ncol: int, want: list[int], na
         raise GraphFormatError(f"{name}: line {line}: not UTF-8 text (byte "
                                f"0x{raw[exc.start]:02x}); save the file as UTF-8") from None
     del raw
+    delim = CSV_DELIMITERS[fmt]
+    field = _field_pattern(delim)
     cols: dict[int, list[str]] = {j: [] for j in want}
     lines: list[int] = []
-    reader = csv.reader(_pyio.StringIO(text, newline=""), delimiter=CSV_DELIMITERS[fmt],
-                        skipinitialspace=True)
-    start = 2
-    try:
-        for row in reader:
-            line = start
-            start = reader.line_num + 2
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
+    row: list[str] = []
+    pos = 0  # where the next field starts
+    line = first = 2  # the file line at pos, and the line where the record starts
+    for m in field.finditer(text):
+        if m.start() != pos:
+            break
+        pos = m.end()
+        quoted, value, end = m.groups()
+        if quoted is not None:
+            line += quoted.count("\n")
+            value = quoted.replace('""', '"')
+        row.append(value or "")
+        if end == delim:
+            continue
+        if len(row) > 1 or quoted is not None or value:  # else a blank line
             if len(row) != ncol:
                 raise GraphFormatError(
-                    f"{name}: line {line}: expected {ncol} {_SEP_NAME[fmt]}-separated fields "
+                    f"{name}: line {first}: expected {ncol} {_SEP_NAME[fmt]}-separated fields "
                     f"(as in the header), found {len(row)}")
             for j in want:
-                cols[j].append(row[j].strip())
-            lines.append(line)
-    except csv.Error as exc:
-        raise GraphFormatError(f"{name}: line {start}: {exc} (a field that opens a quote "
-                               "must close it)") from None
+                cols[j].append(row[j])
+            lines.append(first)
+        row = []
+        line += 1
+        first = line
+    if pos < len(text):
+        raise GraphFormatError(_field_error(text, pos, line, name, delim))
     tokens = {j: np.array(v, dtype=str) if v else np.empty(0, dtype="U1")
               for j, v in cols.items()}
     return _Fields(tokens, np.array(lines, dtype=np.int64))
+
+
+def _field_error(text: str, pos: int, line: int, name: str, delim: str) -> str:
+    """Why no field starts at ``text[pos]`` (on file line ``line``)."""
+    rest = text[pos:].lstrip(" \t" if delim != "\t" else " ")
+    if rest.startswith('"'):
+        quoted = re.match(r'"[^"]*(?:""[^"]*)*"', rest)
+        if quoted is None:
+            return (f"{name}: line {line}: a field opens a quote (\") that is never closed; "
+                    "a quote inside a quoted field is written twice (\"\")")
+        line += quoted.group().count("\n")
+        after = rest[quoted.end():].lstrip(" \t" if delim != "\t" else " ")[:1]
+        if after != "\r":
+            sep = "a comma" if delim == "," else "a tab"
+            return (f"{name}: line {line}: expected {sep} or the end of the line after the "
+                    f"closing quote of a field, got {after!r}; a quote inside a quoted field "
+                    "is written twice (\"\")")
+    return bare_cr_message(name, line)
 
 
 def check_ids(tok: np.ndarray, lines: np.ndarray, name: str, column: str, what: str):
@@ -270,7 +351,21 @@ def check_ids(tok: np.ndarray, lines: np.ndarray, name: str, column: str, what: 
 
 
 def integer_ids(tok: np.ndarray) -> np.ndarray | None:
-    """The tokens as int64 when every one is a non-negative integer of at most 18 digits."""
+    """The tokens as int64 when every one is a vertex number, else None.
+
+    A vertex number is a non-negative integer in canonical form (``0``, or
+    digits without a leading zero) of at most ``2**63 - 1``: ``7`` is one,
+    ``007``, ``+7``, ``7.0`` and ``9223372036854775808`` are not. One token
+    that is not makes every id of the file a string label, so that ``007``
+    and ``7`` never merge. Empty tokens are refused before (:func:`check_ids`).
+
+    Examples
+    --------
+    >>> integer_ids(np.array([b"7", b"0", b"9223372036854775807"]))
+    array([                  7,                   0, 9223372036854775807])
+    >>> integer_ids(np.array([b"7", b"007"])) is None
+    True
+    """
     if tok.dtype.kind == "U":
         try:
             tok = np.char.encode(tok, "ascii")
@@ -284,11 +379,15 @@ def integer_ids(tok: np.ndarray) -> np.ndarray | None:
     pad = np.arange(width) >= length[:, None]
     if not (((mat >= 48) & (mat <= 57)) | pad).all():
         return None
-    val = np.zeros(tok.size, dtype=np.int64)
+    if ((mat[:, 0] == 48) & (length > 1)).any():  # a leading zero
+        return None
+    val = np.zeros(tok.size, dtype=np.uint64)  # 19 digits fit: 10**19 - 1 < 2**64
     for k in range(width):
-        digit = mat[:, k].astype(np.int64) - 48
-        val = np.where(length > k, val * 10 + digit, val)
-    return val
+        digit = mat[:, k].astype(np.uint64) - np.uint64(48)
+        val = np.where(length > k, val * np.uint64(10) + digit, val)
+    if (val > np.uint64(_INT64_MAX)).any():
+        return None
+    return val.astype(np.int64)
 
 
 def parse_weights(tok: np.ndarray, lines: np.ndarray, name: str, column: str,
@@ -461,7 +560,7 @@ def read_csv_graph(path, comp: str | None, fmt: str, *, directed: bool | None = 
     check_nul(body, name)
     if (body == ord('"')).any():
         want = sorted({js, jt} | ({jw} if jw is not None else set()))
-        fields = _split_csv_module(body, fmt, len(names), want, name, names)
+        fields = _split_quoted(body, fmt, len(names), want, name)
     else:
         fields = split_csv_body(body, fmt, names, (js, jt, jw), name)
     del buf, body
@@ -582,15 +681,56 @@ def _quote(text: str, delim: str) -> str:
     return text
 
 
+def _check_every_vertex_written(g: Graph, rows: np.ndarray, name: str) -> None:
+    """Refuse a graph with a vertex the edge list would not give back (one in no edge)."""
+    used = np.zeros(g.n, dtype=bool)
+    used[rows] = True
+    used[g.indices] = True
+    if g.labels is not None and not used.all():
+        k = int(np.argmin(used))
+        raise ValueError(f"{name}: vertex {k} ({g.label_of(k)!r}) is in no edge; a CSV file "
+                         "lists edges only, so it would read back without this vertex (write "
+                         ".npz to keep every vertex)")
+    if g.labels is None and g.n and not used[-1]:
+        k = int(np.flatnonzero(used)[-1]) + 1 if used.any() else 0
+        raise ValueError(f"{name}: vertex {k} is in no edge, nor is any vertex above it; a CSV "
+                         f"file lists edges only, so it would read back with {k} vertices "
+                         f"instead of {g.n} (write .npz to keep every vertex)")
+
+
+def _check_labels_read_back(labels: np.ndarray, text: list[str], name: str) -> None:
+    """Refuse labels that the reader would not give back: all vertex numbers, or written alike."""
+    seen: dict[str, int] = {}
+    for i, t in enumerate(text):
+        j = seen.setdefault(t, i)
+        if j != i:
+            raise ValueError(f"{name}: vertices {j} and {i} are both written as {t!r} (labels "
+                             f"{labels[j]!r} and {labels[i]!r}), so a CSV file would merge "
+                             "them; give them distinct labels")
+    if text and integer_ids(np.array(text)) is not None:
+        shown = ", ".join(repr(t) for t in text[:3]) + (", ..." if len(text) > 3 else "")
+        raise ValueError(f"{name}: every label is an integer in canonical form ({shown}), so "
+                         "read_graph would read them as vertex numbers, not labels, and give "
+                         "back another graph (write .npz to keep the labels)")
+
+
 def write_csv_graph(g: Graph, path, fmt: str) -> None:
     """Write a graph as a CSV/TSV edge list: ``source,target,weight``, one edge per line.
 
     Vertices are written as their labels (quoted when needed) or, unlabelled,
     as their numbers; weights in Python's shortest round-trip form, so that
-    :func:`graphpar.io.read_graph` gives back the same graph. An undirected
-    graph is written with each edge once (``u <= v``): read it back with
+    :func:`graphpar.io.read_graph` gives back the same edges, weights and
+    labels (a labelled graph's vertices numbered as the reader numbers them:
+    string labels in order of first appearance). An undirected graph is
+    written with each edge once (``u <= v``): read it back with
     ``directed=False``. An integer-labelled graph reads back with
     ``relabel=True``.
+
+    A graph that would read back otherwise raises ``ValueError`` and writes
+    nothing: a vertex in no edge (of a labelled graph; of an unlabelled one,
+    the vertices above the largest in an edge), string labels that are all
+    vertex numbers (``"1"``, ``"2"``: they would read back as numbers), and
+    labels written alike (``1`` and ``"1"``). ``.npz`` files keep such graphs.
 
     Examples
     --------
@@ -605,16 +745,15 @@ def write_csv_graph(g: Graph, path, fmt: str) -> None:
     <BLANKLINE>
     """
     delim = CSV_DELIMITERS[fmt]
+    name = os.fspath(path)
     rows, cols, w = g.row_ids(), g.indices, g.weights
+    _check_every_vertex_written(g, rows, name)
     if not g.directed:
         keep = rows <= cols
         rows, cols, w = rows[keep], cols[keep], w[keep]
     labels = g.labels
     if labels is not None and labels.dtype.kind in "iu" and (labels >= 0).all():
         rows, cols, labels = labels[rows], labels[cols], None  # ids as numbers
-    elif labels is not None and labels.dtype.kind != "U":
-        warnings.warn(f"{os.fspath(path)}: the labels ({labels.dtype} array) are written as "
-                      "text and read back as string labels", UserWarning, stacklevel=3)
     if labels is None:
         from graphpar.io._text import format_records
 
@@ -625,9 +764,14 @@ def write_csv_graph(g: Graph, path, fmt: str) -> None:
             text = [repr(float(x)) for x in labels.tolist()]
         else:
             text = [str(x) for x in labels.tolist()]
-        text = [_quote(t, delim) for t in text]
         if any(t == "" for t in text):
-            raise ValueError("a vertex label is the empty string, which a CSV file cannot hold")
+            raise ValueError(f"{name}: a vertex label is the empty string, which a CSV file "
+                             "cannot hold")
+        _check_labels_read_back(labels, text, name)
+        if labels.dtype.kind != "U":
+            warnings.warn(f"{name}: the labels ({labels.dtype} array) are written as text and "
+                          "read back as string labels", UserWarning, stacklevel=3)
+        text = [_quote(t, delim) for t in text]
         wt = [repr(x) for x in w.tolist()]
         body = "".join(f"{text[u]}{delim}{text[v]}{delim}{x}\n" for u, v, x in
                        zip(rows.tolist(), cols.tolist(), wt, strict=True)).encode("utf-8")

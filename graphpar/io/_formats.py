@@ -149,9 +149,11 @@ def read_graph(
         source ids, the target ids and the weights. Default: the first two
         columns, and the column named ``weight``, else the third column of a
         file with exactly three, else none (``weight=False``: every edge
-        weighs 1). Ids that are all non-negative integers are vertex
-        numbers; any other ids are labels (``g.labels``, numbered in order of
-        first appearance). Details: :mod:`graphpar.io._csv`.
+        weighs 1). Ids that are all non-negative integers in canonical form
+        (no leading zero) up to ``2**63 - 1`` are vertex numbers; otherwise
+        every id is a label (``g.labels``, numbered in order of first
+        appearance), so ``007`` and ``7`` are two labels. Details:
+        :mod:`graphpar.io._csv`.
     relabel : bool, default False
         Edge lists (``el``, ``wel``, ``csv``, ``tsv``) with numeric ids: number
         the ids present ``0 .. k-1`` in increasing order and keep the ids as
@@ -298,6 +300,9 @@ def write_graph(graph: Graph, path, format: str | None = None) -> None:
       int64 array), read back with ``allow_pickle=False``.
     * ``.csv``/``.tsv``: a ``source,target,weight`` header, then one edge per
       line, vertices as their labels (see :func:`graphpar.io._csv.write_csv_graph`).
+      A graph that would not read back the same (a vertex in no edge, string
+      labels that all read as vertex numbers) raises ``ValueError``: write
+      ``.npz``.
 
     Labels are kept by ``.npz`` and ``.csv``/``.tsv`` files only; the other
     formats write vertex numbers, with a ``UserWarning`` for a labelled graph.
