@@ -289,3 +289,73 @@ def test_a_bad_output_folder_under_mpi_is_one_error_line_and_no_hang(tmp_path):
     run = run_capped(["sssp", "--generate", "grid:3", "--quiet",
                       "-o", str(tmp_path / "missing" / "d.npz")], ranks=2)
     assert_one_line_error(run, "--output", "does not exist")
+
+
+# an output that names one of the run's inputs would overwrite it: refused before any work
+INPUT_CASES = [
+    (["sssp", "{g}", "-o", "{g}"], "--output", "GRAPH_FILE", "{g}"),
+    (["sssp", "{g}", "--plot", "{g}"], "--plot", "GRAPH_FILE", "{g}"),
+    (["sssp", "{g}", "-o", "{link}"], "--output", "GRAPH_FILE", "{g}"),
+    (["sssp", "{g}", "--sources", "{ids}", "-o", "{ids}"], "--output", "--sources", "{ids}"),
+    (["gcn", "--graph", "{g}", "--features", "{x}", "--labels", "{y}", "--split", "{split}",
+      "-o", "{x}"], "--output", "--features", "{x}"),
+    (["gcn", "--graph", "{g}", "--features", "{x}", "--labels", "{y}", "--split", "{split}",
+      "--history", "{split}"], "--history", "--split", "{split}"),
+    (["cox", "{table}", "--time", "time", "--event", "status", "-o", "{table}"], "--output",
+     "DATA", "{table}"),
+]
+
+
+@pytest.mark.parametrize("argv, flag, what, inp", INPUT_CASES,
+                         ids=[f"{c[0][0]}-{c[1]}-{c[2]}-{c[0][-1][1:-1]}" for c in INPUT_CASES])
+def test_an_output_naming_an_input_is_refused_before_any_work(argv, flag, what, inp,
+                                                              tmp_path, capsys):
+    import os
+
+    files = {k: tmp_path / name for k, name in [("g", "g.csv"), ("ids", "ids.npy"),
+                                                 ("x", "x.npy"), ("y", "y.npy"),
+                                                 ("split", "split.csv"),
+                                                 ("table", "t.csv")]}
+    for f in files.values():
+        f.write_text("precious\n")
+    files["link"] = tmp_path / "link.csv"
+    os.symlink(files["g"], files["link"])
+    args = [a.format(**files) for a in argv]
+    ran = []
+    parsed = build_parser().parse_args(args)
+    parsed.func = lambda *a: ran.append(a)  # the subcommand itself must never start
+    from graphpar.cli._driver import run_command
+
+    assert run_command(parsed, False) == 2
+    out = args[args.index(flag if flag != "--output" else "-o") + 1]
+    assert capsys.readouterr().err == (
+        f"graphpar: error: {flag} {out} would overwrite the input {what} "
+        f"{inp.format(**files)}; write it to another file\n")
+    assert not ran
+    assert all(f.read_text() == "precious\n" for f in files.values())
+
+
+def test_an_output_beside_the_inputs_is_fine(tmp_path):
+    from graphpar.cli._driver import check_output_paths
+
+    g = tmp_path / "g.csv"
+    g.write_text("a,b\n0,1\n")
+    # a value that is not a file, and an output that does not exist yet, pass
+    check_output_paths(build_parser().parse_args(
+        ["sssp", str(g), "--format", "csv", "-o", str(tmp_path / "d.npy")]))
+    check_output_paths(argparse.Namespace(output=str(g)))  # no inputs known: nothing to say
+
+
+def test_warnings_are_one_graphpar_line(capsys):
+    import warnings
+
+    from graphpar.cli._driver import Context, _run
+
+    def warn(args, ctx):
+        warnings.warn("two\nlines", UserWarning, stacklevel=1)
+
+    args = argparse.Namespace(func=warn, quiet=True)
+    _run(args, Context(no_progress=True))
+    assert capsys.readouterr().err == "graphpar: warning: two lines\n"
+    _run(args, Context(rank=1, size=2))  # the rank that warns says it
+    assert capsys.readouterr().err == "graphpar: warning: two lines\n"

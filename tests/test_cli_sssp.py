@@ -87,7 +87,8 @@ def test_bad_inputs_give_one_error_line(tmp_path):
     good = tmp_path / "good.gr"
     good.write_text("p sp 3 2\na 1 2 5\na 2 3 1\n")
     _one_error_line(run_cli(good, "--source", 3), "--source = 3 is out of range")
-    _one_error_line(run_cli(good, "--delta", 0), "delta must be a positive finite number")
+    _one_error_line(run_cli(good, "--delta", 0), "argument --delta: must be a positive finite "
+                    "number")
     _one_error_line(run_cli("--generate", "kron:x"), "--generate must be")
     _one_error_line(run_cli(), "give a GRAPH_FILE or --generate")
     _one_error_line(run_cli(good, "--source", "abc"),
@@ -410,3 +411,163 @@ def test_csv_columns_and_relabel_by_name_equal_networkx(tmp_path):
     lines = out.read_text().splitlines()[1:]
     got = {int(t): float(d) for _, t, d, _ in (line.split(",") for line in lines)}
     assert got == {k: float(v) for k, v in want.items()}
+
+
+# ---------------------------------------------------------------- the probe's defects
+def _commas_csv(tmp_path):
+    path = tmp_path / "comma.csv"
+    path.write_text('from,to,km\n"Rome, IT",Paris,3\nParis,Pisa,2\n"say ""hi""",Pisa,1\n')
+    return path
+
+
+def _run_main(argv, capsys):
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_source_labels_with_commas_are_given_in_double_quotes(tmp_path, capsys):
+    path, out = _commas_csv(tmp_path), tmp_path / "paths.csv"
+    status, _, err = _run_main(["sssp", str(path), "--source", '"Rome, IT", Paris',
+                                "-o", str(out), "-q"], capsys)
+    assert status == 0, err
+    rows = out.read_text().splitlines()
+    assert rows == ["source,target,distance,predecessor", '"Rome, IT","Rome, IT",0.0,',
+                    '"Rome, IT",Paris,3.0,"Rome, IT"', '"Rome, IT",Pisa,5.0,Paris',
+                    "Paris,Paris,0.0,", "Paris,Pisa,2.0,Paris"]
+    # a quote inside a label is doubled, as in the CSV file
+    status, _, err = _run_main(["sssp", str(path), "--source", '"say ""hi"""', "-q"], capsys)
+    assert status == 0, err
+    # unquoted, the comma splits: the hint says what to type, shell quotes included
+    status, _, err = _run_main(["sssp", str(path), "--source", "Rome, IT", "-q"], capsys)
+    assert status == 2 and err.count("\n") == 1
+    assert "--source[0] = 'Rome' is not a vertex" in err
+    assert """did you mean 'Rome, IT'? (type it as --source '"Rome, IT"'""" in err
+    # a quote left open is refused, not guessed at
+    status, _, err = _run_main(["sssp", str(path), "--source", '"Rome, IT', "-q"], capsys)
+    assert status == 2 and err.count("\n") == 1
+    assert err.startswith("graphpar: error: argument --source:") and "'\"Rome, IT'" in err
+    help_text = subprocess.run(graphpar_cmd() + ["sssp", "--help"], capture_output=True,
+                               text=True, timeout=TIMEOUT).stdout
+    assert "double quotes" in " ".join(help_text.split())
+    assert """--source '"Rome, IT",Paris'""" in help_text  # an example, on one line
+
+
+def test_parse_source_list_reads_csv():
+    from graphpar.cli.sssp import parse_source_list
+
+    g = graphpar.Graph.from_edges([0, 1], [1, 2], labels=["Rome, IT", "Paris", 'a "b"'])
+    assert parse_source_list('"Rome, IT",Paris', g) == [0, 1]
+    assert parse_source_list('Paris, "a ""b"""', g) == [1, 2]
+    assert parse_source_list("0, 5,9") == [0, 5, 9]
+    assert parse_source_list('"7"') == [7]
+
+
+def test_sources_file_errors_name_the_entry_not_source_0(tmp_path, capsys):
+    path = _commas_csv(tmp_path)
+    ids = tmp_path / "srcs.txt"
+    ids.write_text("Paris\n# a comment\n\nRome, IT\nnobody here\n")
+    status, _, err = _run_main(["sssp", str(path), "--sources", str(ids), "-q"], capsys)
+    assert status == 2 and err.count("\n") == 1
+    assert f"{ids}, line 5: --sources[2] = 'nobody here' is not a vertex" in err
+    ids.write_text("0\n1\n99\n")
+    status, _, err = _run_main(["sssp", "--generate", "grid:3", "--sources", str(ids), "-q"],
+                               capsys)
+    assert status == 2
+    assert f"{ids}, line 3: --sources[2] = 99 is out of range" in err
+
+
+@pytest.mark.parametrize("name", ["out.txt", "out", "d.npy.gz", "paths.csv.gz"])
+def test_output_suffix_must_be_npz_csv_or_npy(name, tmp_path, capsys, monkeypatch):
+    from graphpar.cli import sssp as cli_sssp
+
+    def no_work(*a, **k):
+        raise AssertionError("the graph was read before the output was checked")
+
+    monkeypatch.setattr(cli_sssp, "_load", no_work)
+    out = tmp_path / name
+    status, _, err = _run_main(["sssp", "--generate", "grid:3", "-o", str(out)], capsys)
+    assert status == 2
+    assert err == (f"graphpar: error: --output {out}: the name must end in .npz, .csv or .npy "
+                   "(see 'graphpar sssp --help')\n")
+    assert not out.exists()
+
+
+def test_upper_case_suffix_is_accepted(tmp_path, capsys):
+    out = tmp_path / "D.NPY"
+    status, _, err = _run_main(["sssp", "--generate", "grid:3", "-o", str(out), "-q"], capsys)
+    assert status == 0, err
+    assert np.load(out).shape == (9,)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--weight-col", "miles"], ["--weight-col 'miles' is not a column of", "'km'"]),
+    (["--source-col", "x"], ["--source-col 'x' is not a column of"]),
+    (["--target-col", "from"], ["--source-col and --target-col are the same column"]),
+    (["--source", "A", "--limit", "-1"], ["argument --limit", "'-1'"]),
+    (["--source", "A", "--limit", "nan"], ["argument --limit", "'nan'"]),
+    (["--source", "A", "--delta", "0"], ["argument --delta", "'0'"]),
+])
+def test_errors_name_the_flags_not_python_keywords(argv, words, tmp_path, capsys):
+    path = tmp_path / "ab.csv"
+    path.write_text("from,to,km\nA,B,3\n")
+    status, _, err = _run_main(["sssp", str(path), *argv, "-q"], capsys)
+    assert status == 2 and err.count("\n") == 1, err
+    for w in words:
+        assert w in err
+    for keyword in ("weight=", "source=", "target=", "limit must", "delta must"):
+        assert keyword not in err
+
+
+def test_a_weight_column_taken_by_default_names_the_flag(tmp_path, capsys):
+    path = tmp_path / "w.csv"
+    path.write_text("a,b,c\nA,B,x\n")
+    status, _, err = _run_main(["sssp", str(path), "-q"], capsys)
+    assert status == 2 and "weight=" not in err and "--weight-col" in err
+
+
+def test_column_flags_on_a_gr_file_name_the_flags(tmp_path, capsys):
+    path = tmp_path / "g.gr"
+    path.write_text("p sp 2 1\na 1 2 1\n")
+    status, _, err = _run_main(["sssp", str(path), "--weight-col", "km"], capsys)
+    assert status == 2 and "--source-col, --target-col and --weight-col" in err
+    status, _, err = _run_main(["sssp", str(path), "--relabel"], capsys)
+    assert status == 2 and "--relabel applies to edge lists" in err and "=True" not in err
+
+
+def test_sparse_ids_mention_relabel_as_one_line(tmp_path):
+    far = tmp_path / "far.csv"
+    far.write_text("a,b\n5,999999999\n")
+    res = run_cli(far, "--source", 5, "-q")
+    _one_error_line(res, "999999999", "--relabel")
+    sparse = tmp_path / "sparse.csv"
+    sparse.write_text("a,b\n5,99999\n")
+    for quiet in ([], ["-q"]):
+        res = run_cli(sparse, "--source", 5, "--json", *quiet)
+        assert res.returncode == 0, res.stderr
+        warning = [ln for ln in res.stderr.splitlines() if "warning" in ln.lower()]
+        assert len(warning) == 1, res.stderr
+        assert warning[0].startswith("graphpar: warning: ")
+        assert "99999" in warning[0] and "--relabel" in warning[0]
+        assert "relabel=True" not in res.stderr and "UserWarning" not in res.stderr
+        assert "g.labels" not in res.stderr
+    res = run_cli(sparse, "--source", 5, "--relabel", "-q")
+    assert res.returncode == 0 and res.stderr == ""
+
+
+def test_an_error_under_mpiexec_is_one_line(tmp_path):
+    from capped import assert_one_line_error, run_capped
+
+    path = _commas_csv(tmp_path)
+    run = run_capped(["sssp", str(path), "--source", "Rome, IT", "-q"], ranks=2)
+    assert_one_line_error(run, "did you mean", """--source '"Rome, IT"'""")
+    assert run.returncode == 2
+    run = run_capped(["sssp", str(path), "--weight-col", "miles", "-o", str(path)], ranks=2)
+    assert_one_line_error(run, "--output", str(path), "GRAPH_FILE")
+    assert run.returncode == 2
+    run = run_capped(["sssp", str(path), "--weight-col", "miles"], ranks=2)
+    assert_one_line_error(run, "--weight-col 'miles'")
+    ids = tmp_path / "ids.txt"
+    ids.write_text("Paris\nnobody\n")
+    run = run_capped(["sssp", str(path), "--sources", str(ids), "-q"], ranks=2)
+    assert_one_line_error(run, "line 2: --sources[1] = 'nobody'")

@@ -37,11 +37,31 @@ class Parser(argparse.ArgumentParser):
     graphpar: error: argument --scale: invalid int value: 'x' (see 'graphpar demo --help')
     """
 
+    def parse_known_args(self, args=None, namespace=None):
+        """Parse as argparse does; ``option_names`` maps each destination to its flag.
+
+        The innermost (sub)command's parser records it, e.g. ``{"graph_file":
+        "GRAPH_FILE", "sources": "--sources", ...}``, so that the driver's
+        messages name an argument as it is typed.
+        """
+        namespace, extras = super().parse_known_args(args, namespace)
+        if not hasattr(namespace, "option_names"):
+            namespace.option_names = {a.dest: _shown_name(a) for a in self._actions}
+        return namespace, extras
+
     def error(self, message):
         from graphpar.errors import EXIT_USER_ERROR
 
         print(f"graphpar: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(EXIT_USER_ERROR)
+
+
+def _shown_name(action) -> str:
+    """An argument as the user types it: its long option, else its metavar (``GRAPH_FILE``)."""
+    flags = action.option_strings
+    if flags:
+        return next((f for f in flags if f.startswith("--")), flags[0])
+    return action.metavar if isinstance(action.metavar, str) else action.dest.upper()
 
 
 def int_in(lo: int, hi: int | None = None, *, hint: str = ""):

@@ -26,7 +26,10 @@ and every rank exits 2; a user error on some ranks only prints its message
 once and aborts the job (``MPI_Abort``, status 2); Ctrl-C prints ``graphpar:
 interrupted`` once and aborts with status 130, SIGTERM ``graphpar:
 terminated`` with status 143; anything else is a bug, printed with its
-traceback (status 1).
+traceback (status 1). A warning is printed as one ``graphpar: warning: ...``
+line by the rank that warns (with ``--quiet`` too: it is about the data, not
+progress), and an output that would overwrite one of the run's inputs is
+refused before any work (:func:`check_output_paths`).
 """
 
 from __future__ import annotations
@@ -104,7 +107,8 @@ SHARED_HELP = {
     "seed": "random seed, 0 to 2**64-1 (default 0)",
     "json": "print one JSON object instead of the text report",
     "output": "write {what} to FILE",
-    "quiet": "no progress reports and no compile notice on stderr (errors are still printed)",
+    "quiet": "no progress reports and no compile notice on stderr (errors and warnings "
+             "are still printed)",
 }
 
 
@@ -392,11 +396,24 @@ def _run(args, ctx: Context):
     The notice (:func:`graphpar._compile.compile_notice`) is printed by rank 0
     alone and not with ``--quiet``; a run whose kernels are all cached says nothing.
     """
+    import warnings
+
     from graphpar._compile import compile_notice
 
     ctx.collectively(lambda: check_output_paths(args))
-    with compile_notice(ctx.shows_progress):
+    with compile_notice(ctx.shows_progress), warnings.catch_warnings():
+        warnings.showwarning = show_warning
         return args.func(args, ctx)
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Print a warning as one ``graphpar: warning: ...`` line on stderr (a ``showwarning``).
+
+    Printed with ``--quiet`` too, by the rank that warns: a warning is about
+    the data or the result, not progress.
+    """
+    text = " ".join(str(message).split())
+    print(f"graphpar: warning: {text}", file=sys.stderr if file is None else file)
 
 
 # every subcommand option that names a file the run writes
@@ -404,8 +421,13 @@ OUTPUT_OPTIONS = ("output", "save_model", "history", "plot")
 
 
 def check_output_paths(args) -> None:
-    """Refuse, before any work, an output whose folder is missing, that is a folder, or
-    that two options name; and ``--plot`` without matplotlib.
+    """Refuse, before any work, an output whose folder is missing, that is a folder, that
+    two options name, or that is one of the run's input files; and ``--plot`` without
+    matplotlib.
+
+    The inputs are every other argument the command line gave as text that names
+    an existing file (``GRAPH_FILE``, ``--features``, ``--sources``, ...: the
+    options :class:`graphpar.cli.Parser` recorded in ``args.option_names``).
 
     Raises
     ------
@@ -438,10 +460,28 @@ def check_output_paths(args) -> None:
         if key in seen:
             raise ValueError(f"{flag} and {seen[key]} name the same file, {path}")
         seen[key] = flag
+        _refuse_overwriting_an_input(args, flag, path)
     if getattr(args, "plot", None) is not None and importlib.util.find_spec("matplotlib") is None:
         from graphpar.plot import INSTALL_HINT
 
         raise ValueError(f"--plot needs matplotlib; {INSTALL_HINT}")
+
+
+def _refuse_overwriting_an_input(args, flag: str, path) -> None:
+    """Refuse an output ``path`` that is the same file as one of ``args``' inputs."""
+    import os
+
+    if not os.path.isfile(path):
+        return
+    for dest, name in getattr(args, "option_names", {}).items():
+        values = getattr(args, dest, None)
+        if dest in OUTPUT_OPTIONS:
+            continue
+        for value in values if isinstance(values, (list, tuple)) else [values]:
+            if (isinstance(value, (str, os.PathLike)) and os.path.isfile(value)
+                    and os.path.samefile(value, path)):
+                raise ValueError(f"{flag} {path} would overwrite the input {name} {value}; "
+                                 "write it to another file")
 
 
 def report_interrupt(under_mpi: bool) -> int:

@@ -7,7 +7,8 @@ searches alone (reading the graph and compiling are excluded).
 
 Sources: ``--source 0,5,9``, ``--sources FILE`` (one per line) or
 ``--all-pairs``; for a labelled graph (a CSV edge list with string ids) the
-sources are given by label. One source runs parallel delta-stepping
+sources are given by label, ``--source`` read as one CSV row (a label with a
+comma in double quotes: ``--source '"Rome, IT",Paris'``). One source runs parallel delta-stepping
 (:func:`graphpar.sssp`, on one thread for a graph of fewer than 2**17
 edges, where a second one saves nothing); several run as :func:`graphpar.csgraph.dijkstra`
 does (one serial search per thread, or delta-stepping per source when there
@@ -17,8 +18,9 @@ source. ``--output FILE.npz`` writes ``distances``, ``predecessors`` and
 graph has labels; ``--output FILE.csv`` writes one row ``source,target,
 distance,predecessor`` per vertex reached from each source, by label when the
 graph has labels (else by vertex number; the predecessor is empty for the
-source itself); any other name gets the distances alone as ``.npy``
-(shape ``(n,)`` for one source, ``(k, n)`` for several). ``--plot PNG``
+source itself); ``--output FILE.npy`` the distances alone (shape ``(n,)``
+for one source, ``(k, n)`` for several); any other name is refused before
+the graph is read. ``--plot PNG``
 draws the distribution of the distances (:func:`graphpar.plot.distance_histogram`).
 
 Under ``mpiexec`` the same command runs distributed: every rank reads its share
@@ -36,6 +38,9 @@ the outputs by label, the same files as serially.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import math
 import re
 import time
 
@@ -47,6 +52,7 @@ EXAMPLES = """examples:
   graphpar sssp rome99.gr --source 0,5,9 --output paths.npz --plot hist.png
   graphpar sssp rome99.gr --sources ids.txt --json
   graphpar sssp roads.csv --source Rome --output from_rome.csv
+  graphpar sssp roads.csv --source '"Rome, IT",Paris' --output paths.csv
   graphpar sssp --generate grid:30 --all-pairs --output all.npz
   graphpar sssp --generate kron:20 --source 1 --json
   graphpar sssp --generate grid:1000 --delta 256
@@ -84,29 +90,72 @@ def parse_generate(spec: str) -> tuple[str, int, int | None]:
 def parse_source_list(text: str, graph=None) -> list[int]:
     """Parse ``--source``: a vertex or comma-separated vertices, by number or by label.
 
+    The text is read as one CSV row: a label with a comma (or a double quote)
+    is given in double quotes, a double quote in it doubled, as in a CSV file.
     With a labelled ``graph`` (:attr:`graphpar.Graph.labels`) every item is
     looked up as a label (:meth:`graphpar.Graph.index_of`); otherwise it must
-    be an integer. A bad item raises ``ValueError`` naming it.
+    be an integer. A bad item raises ``ValueError`` naming it (``KeyError``
+    for an unknown label, whose "did you mean" says how to type the label).
 
     Examples
     --------
     >>> parse_source_list("0,5, 9")
     [0, 5, 9]
-    >>> parse_source_list("7")
-    [7]
+    >>> from graphpar import Graph
+    >>> parse_source_list('"Rome, IT",Paris', Graph.from_edges([0], [1],
+    ...                                                        labels=["Rome, IT", "Paris"]))
+    [0, 1]
     """
-    parts = [p.strip() for p in str(text).split(",")]
+    parts = _source_items(text)
     if graph is not None and getattr(graph, "labels", None) is not None:
         from graphpar._validation import check_sources, vertices_from_text
+        from graphpar.errors import error_message
 
-        return check_sources(vertices_from_text(parts, graph), graph,
-                             name="--source")[0].tolist()
+        try:
+            return check_sources(vertices_from_text(parts, graph), graph,
+                                 name="--source")[0].tolist()
+        except KeyError as exc:
+            raise KeyError(_typed_suggestion(error_message(exc))) from None
     for p in parts:
         if not _is_int(p):
             where = "" if p == str(text).strip() else f" in {text!r}"
             raise ValueError(f"argument --source: expected a vertex number or comma-separated "
                              f"numbers, got {p!r}{where}")
     return [int(p) for p in parts]
+
+
+def _source_items(text: str) -> list[str]:
+    """The items of ``--source``, read as one CSV row (double quotes protect commas)."""
+    import csv
+
+    try:
+        row = next(csv.reader([str(text)], skipinitialspace=True, strict=True), [])
+    except csv.Error as exc:
+        raise ValueError(f"argument --source: cannot read {text!r} as comma-separated "
+                         f"vertices ({exc}); a label with a comma goes in double quotes, "
+                         "e.g. '\"Rome, IT\",Paris'") from None
+    return [p.strip() for p in row] or [""]
+
+
+def _typed_suggestion(message: str) -> str:
+    """Add to a "did you mean 'label'?" how to type that label with ``--source``.
+
+    A label that a comma would split, or that the shell would, is shown as typed:
+    ``did you mean 'Rome, IT'? (type it as --source '"Rome, IT"')``.
+    """
+    import ast
+    import csv
+    import io
+    import shlex
+
+    m = re.search(r"; did you mean ('.*'|\".*\")\?$", message)
+    if m is None:
+        return message
+    label = ast.literal_eval(m.group(1))
+    row = io.StringIO()
+    csv.writer(row, lineterminator="").writerow([label])
+    typed = shlex.quote(row.getvalue())
+    return message if typed == label else f"{message} (type it as --source {typed})"
 
 
 def _is_int(text: str) -> bool:
@@ -158,9 +207,9 @@ def read_source_file(path, graph=None) -> list[int]:
                                  f"per line, got {text[:40]!r}")
         return [int(t) for t in texts]
 
-    def convert(items):
-        values = vertices_from_text(items, graph, name="a source")
-        return check_sources(np.array(values), graph, name="a source")[0]
+    def convert(items, name="--sources"):
+        values = vertices_from_text(items, graph, name=name)
+        return check_sources(np.array(values), graph, name="--sources")[0]
 
     try:
         return convert(texts).tolist()
@@ -168,11 +217,13 @@ def read_source_file(path, graph=None) -> list[int]:
         pass
     from graphpar.errors import error_message
 
-    for lineno, text in zip(lines, texts, strict=True):  # the first bad line, named
+    # the first bad line, named by its line and its position among the sources
+    for i, (lineno, text) in enumerate(zip(lines, texts, strict=True)):
         try:
-            convert([text])
+            convert([text], name=f"--sources[{i}]")
         except (ValueError, KeyError, TypeError) as exc:
-            raise type(exc)(f"{path}, line {lineno}: {error_message(exc)}") from None
+            message = error_message(exc).replace("--sources[0]", f"--sources[{i}]", 1)
+            raise type(exc)(f"{path}, line {lineno}: {message}") from None
     raise AssertionError("every line passed alone but not together")  # not reached
 
 
@@ -241,8 +292,6 @@ def _generate(spec: str, seed: int, ctx):
 
 def register(sub) -> None:
     """Add the ``sssp`` subcommand to ``sub``."""
-    import argparse
-
     from graphpar.cli._driver import add_shared_options
 
     p = sub.add_parser(
@@ -268,18 +317,19 @@ def register(sub) -> None:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--source", default=None, metavar="S[,S...]",
                        help="source vertex, or comma-separated vertices: 0-based numbers, or "
-                            "labels for a graph with labels (a CSV file with string ids); "
-                            "default vertex 0")
+                            "labels for a graph with labels (a CSV file with string ids), read "
+                            "as a CSV row: a label with a comma goes in double quotes (see the "
+                            "examples); default vertex 0")
     which.add_argument("--sources", metavar="FILE",
                        help="file of source vertices, one per line: a 0-based number, or a "
                             "label for a graph with labels")
     which.add_argument("--all-pairs", action="store_true",
                        help="every vertex is a source (n x n distances)")
-    p.add_argument("--delta", type=float, default=None,
+    p.add_argument("--delta", type=_positive_finite, default=None,
                    help="bucket width (default: graphpar.default_delta, the weights' "
                         "quantile at 2 / rms degree)")
-    p.add_argument("--limit", type=float, default=None,
-                   help="treat vertices farther than this as unreachable")
+    p.add_argument("--limit", type=_nonnegative, default=None,
+                   help="treat vertices farther than this as unreachable (a number >= 0)")
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")
     columns = p.add_argument_group("CSV/TSV edge lists")
     columns.add_argument("--source-col", metavar="NAME", default=None,
@@ -301,9 +351,108 @@ def register(sub) -> None:
                               "vertices' labels when the graph has them), one "
                               "source,target,distance,predecessor row per vertex reached "
                               "(.csv, by label when the graph has labels), or the "
-                              "distances alone (float64 .npy)",
+                              "distances alone (float64 .npy); other names are refused",
                        output_metavar="OUT.npz|OUT.csv|DIST.npy")
     p.set_defaults(func=run)
+
+
+def _positive_finite(text: str) -> float:
+    """``--delta``: a positive finite number (an argparse ``type=``)."""
+    value = _float(text)
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
+def _nonnegative(text: str) -> float:
+    """``--limit``: a number >= 0, ``inf`` for none (an argparse ``type=``)."""
+    value = _float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0 (or inf), got {text!r}")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+OUTPUT_SUFFIXES = (".npz", ".csv", ".npy")
+
+
+def check_output_name(path) -> None:
+    """Refuse an ``--output`` name that does not end in one of :data:`OUTPUT_SUFFIXES`.
+
+    Examples
+    --------
+    >>> check_output_name("d.NPY")
+    >>> check_output_name("d.txt")
+    Traceback (most recent call last):
+    ...
+    ValueError: --output d.txt: the name must end in .npz, .csv or .npy (see 'graphpar sssp --help')
+    """
+    if path is not None and not str(path).lower().endswith(OUTPUT_SUFFIXES):
+        raise ValueError(f"--output {path}: the name must end in .npz, .csv or .npy "
+                         "(see 'graphpar sssp --help')")
+
+
+# the graph reader's words for its keyword arguments, and the flags that set them
+_FLAG_WORDS = (
+    (r"\bsource=(?=')", "--source-col "),
+    (r"\btarget=(?=')", "--target-col "),
+    (r"\bweight=(?=')", "--weight-col "),
+    (r"\bsource and target are the same column", "--source-col and --target-col are the "
+                                                  "same column"),
+    (r"\bsource=, target= and weight= choose", "--source-col, --target-col and --weight-col "
+                                               "choose"),
+    (r"pass weight=False for unweighted edges, or weight=<column>",
+     "pick another with --weight-col NAME"),
+    (r"read it with relabel=True", "run with --relabel"),
+    (r"\brelabel=True", "--relabel"),
+    (r"\(g\.labels keeps the ids\)", "(the outputs keep the ids as labels)"),
+    (r"(has vertex id .*), or renumber the vertices compactly\)$",
+     r"\1, or renumber the vertices compactly, as --relabel does for an edge list)"),
+)
+
+
+def flag_words(text: str) -> str:
+    """``text`` from :func:`graphpar.read_graph` with its keyword arguments named as flags.
+
+    Examples
+    --------
+    >>> flag_words("weight='miles' is not a column of ab.csv")
+    "--weight-col 'miles' is not a column of ab.csv"
+    """
+    for pattern, words in _FLAG_WORDS:
+        text = re.sub(pattern, words, text)
+    return text
+
+
+@contextlib.contextmanager
+def _named_as_flags():
+    """Within the block, errors and warnings (of the graph reader) say :func:`flag_words`.
+
+    An error keeps its type, its text replaced (``graphpar_message``); a
+    warning is warned again in the new words when the block ends.
+    """
+    import warnings
+
+    from graphpar.errors import USER_ERRORS, error_message
+
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    except USER_ERRORS as exc:
+        exc.graphpar_message = flag_words(error_message(exc))
+        raise
+    finally:
+        for w in caught:
+            warnings.warn_explicit(flag_words(str(w.message)), w.category, w.filename,
+                                   w.lineno)
 
 
 def _load(args, ctx):
@@ -325,16 +474,18 @@ def _load(args, ctx):
         if ctx.mpi:
             from graphpar.mpi import read_graph
 
-            return read_graph(args.graph_file, args.format, weights="nonnegative",
-                              progress=ctx.shows_progress, source=args.source_col,
-                              target=args.target_col, weight=args.weight_col,
-                              relabel=args.relabel, comm=ctx.comm), str(args.graph_file)
+            with _named_as_flags():
+                return read_graph(args.graph_file, args.format, weights="nonnegative",
+                                  progress=ctx.shows_progress, source=args.source_col,
+                                  target=args.target_col, weight=args.weight_col,
+                                  relabel=args.relabel, comm=ctx.comm), str(args.graph_file)
         from graphpar.io import read_graph
 
-        return read_graph(args.graph_file, format=args.format, weights="nonnegative",
-                          progress=ctx.shows_progress, source=args.source_col,
-                          target=args.target_col, weight=args.weight_col,
-                          relabel=args.relabel), str(args.graph_file)
+        with _named_as_flags():
+            return read_graph(args.graph_file, format=args.format, weights="nonnegative",
+                              progress=ctx.shows_progress, source=args.source_col,
+                              target=args.target_col, weight=args.weight_col,
+                              relabel=args.relabel), str(args.graph_file)
 
     def load_and_prepare():
         graph, name = ctx.collectively(load)
@@ -513,6 +664,7 @@ def run(args, ctx) -> int:
 
     Exit status 1 when ``--verify`` finds a wrong distance.
     """
+    ctx.collectively(lambda: check_output_name(args.output))
     graph, searched, name, load_time = _load(args, ctx)
     n = searched.gn if ctx.mpi else searched.n
     sources, single = _pick_sources(args, graph, n, ctx)
@@ -592,7 +744,8 @@ def _mteps(edges: int, seconds: float) -> float:
 def _write_output(path, dist, pred, sources, single: bool, labels, ctx) -> None:
     """Rank 0 writes ``path`` atomically: ``.npz`` with distances, predecessors,
     sources (and labels); ``.csv`` with one row per vertex reached from each source,
-    by label when there are ``labels``; otherwise the distances alone, as ``.npy``."""
+    by label when there are ``labels``; ``.npy`` the distances alone
+    (:func:`check_output_name` refused any other name)."""
     suffix = str(path).lower()
     if suffix.endswith(".npz"):
         extra = {} if labels is None else {"labels": _plain_labels(labels)}
