@@ -119,7 +119,8 @@ class CoxPH(ResidualsMixin):
         ``fit$loglik[2]``; ``log_likelihood_null_`` is its value at zero.
     n_iter_ : int
         Likelihood evaluations after the one at zero, as R's ``fit$iter``
-        counts them.
+        counts them when the fit converges (a fit stopped by ``max_iter``
+        reports ``max_iter``; R reports ``iter.max + 1`` then).
     converged_ : bool
         Whether the convergence test passed.
     feature_names_in_ : list of str
@@ -223,8 +224,12 @@ class CoxPH(ResidualsMixin):
             each stratum has its own baseline hazard. With a DataFrame, a
             column name or a list of them (as lifelines).
         weights : array_like (n,), optional
-            Nonnegative case weights; a row of weight zero counts as absent (R's
-            coxph rejects zero weights).
+            Nonnegative case weights; a row of weight zero adds nothing to the
+            likelihood, the estimates, their variance or the baseline (R's coxph
+            rejects zero weights), but is still counted in ``n_samples_``,
+            ``n_events_`` and the summary's ``n``, enters the column means
+            ``means_`` (unweighted, as lifelines') and gets residual rows; drop
+            such rows first to have none of that.
         offset : array_like (n,), optional
             Added to the linear predictor with coefficient 1.
         entry : array_like (n,), optional
@@ -762,8 +767,10 @@ class CoxPH(ResidualsMixin):
         The first time the row's survival curve is at most 0.5, except where
         the curve is 0.5 (within ``sqrt(eps)``, 1.5e-8) on an interval: then
         the interval's midpoint (with the last time of the curve as its end
-        when the curve ends at 0.5), as R's ``survfit(fit, newdata)`` prints
-        it. ``inf`` when the curve stays above 0.5 (R: ``NA``; lifelines:
+        when the curve ends at 0.5), as R's ``quantile(survfit(fit, newdata),
+        0.5)`` gives it (R's printed median of a curve that ends at 0.5 is the
+        interval's start instead). ``inf`` when the curve never reaches 0.5,
+        even by less than ``sqrt(eps)`` (R's ``quantile``: ``NA``; lifelines:
         ``inf``). The times are those of the row's stratum
         (:attr:`baseline_survival_`); ``strata`` and ``offset`` as in
         :meth:`predict_cumulative_hazard`.
@@ -972,6 +979,17 @@ def _newton_step(info: np.ndarray, g: np.ndarray, names: list[str]) -> np.ndarra
         return np.linalg.lstsq(info, g, rcond=None)[0]
 
 
+def _never_as_longest(scores):
+    """``scores`` with ``+inf`` replaced by one value above every finite score (ranks kept)."""
+    raw = scores.to_numpy() if hasattr(scores, "to_numpy") else scores
+    arr = np.asarray(raw)
+    if arr.dtype.kind != "f" or not np.isposinf(arr).any():
+        return scores
+    finite = arr[np.isfinite(arr)]
+    top = float(finite.max()) if finite.size else 0.0
+    return np.where(np.isposinf(arr), top + max(1.0, abs(top)), arr)
+
+
 def concordance_index(time: ArrayLike, *scores, event: ArrayLike | None = None,
                       risk: ArrayLike | None = None,
                       predicted_survival: ArrayLike | None = None) -> float:
@@ -1004,7 +1022,9 @@ def concordance_index(time: ArrayLike, *scores, event: ArrayLike | None = None,
     risk : array_like (n,), keyword-only
         Risk scores, higher = earlier event. Give this or ``predicted_survival``.
     predicted_survival : array_like (n,), keyword-only
-        Survival scores, higher = later event.
+        Survival scores, higher = later event; ``inf`` (a median that
+        :meth:`CoxPH.predict_median` reports as never reached) ranks above
+        every finite score, and equal to the other ``inf``.
 
     Returns
     -------
@@ -1018,7 +1038,8 @@ def concordance_index(time: ArrayLike, *scores, event: ArrayLike | None = None,
         both or neither of ``risk`` and ``predicted_survival``.
     ValueError
         Arguments of different lengths (naming them and their lengths), NaN or
-        infinity in ``time`` or the scores, negative times, events other than
+        infinity in ``time`` or the scores (``+inf`` is allowed in
+        ``predicted_survival``), negative times, events other than
         0/1 (naming the argument and the first bad row), empty input, or no
         comparable pair.
 
@@ -1052,7 +1073,8 @@ def concordance_index(time: ArrayLike, *scores, event: ArrayLike | None = None,
     if risk is not None:
         r = check_cox_vector(risk, "risk", n, ref="time")
     else:
-        r = -check_cox_vector(predicted_survival, "predicted_survival", n, ref="time")
+        r = -check_cox_vector(_never_as_longest(predicted_survival), "predicted_survival", n,
+                              ref="time")
     e = check_cox_event(event, n, ref="time", require_events=False)
     if n == 0:
         raise ValueError("concordance_index: time, risk and event are empty")

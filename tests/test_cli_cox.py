@@ -234,3 +234,21 @@ def test_output_under_mpiexec_equals_serial(tmp_path, nprocs):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["rows.csv"] + [f"{w}.{s}" for w in ("serial", "dist")
                         for s in ("json", "baseline.csv", "survival.csv")])
+
+
+def test_side_files_of_output_never_overwrite_an_input(tmp_path):
+    """-o FILE.json also writes FILE.baseline.csv (and FILE.survival.csv with --predict)."""
+    data = tmp_path / "x.baseline.csv"
+    data.write_bytes(LUNG.read_bytes())
+    r = run(data, "--time", "time", "--event", "status", "--covariates", "age", "-q",
+            "-o", tmp_path / "x.json")
+    assert r.returncode == 2
+    assert "would write the baseline to" in r.stderr and "the input DATA" in r.stderr
+    assert data.read_bytes() == LUNG.read_bytes()
+    rows = tmp_path / "z.survival.csv"
+    rows.write_text("age\n60\n")
+    r = run(LUNG, "--time", "time", "--event", "status", "--covariates", "age", "-q",
+            "-o", tmp_path / "z.json", "--predict", rows)
+    assert r.returncode == 2 and "the input --predict" in r.stderr
+    assert rows.read_text() == "age\n60\n"
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "z.json").exists()

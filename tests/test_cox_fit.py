@@ -265,6 +265,19 @@ def test_concordance_against_all_pairs():
             concordance_naive(t, risk, e), rel=1e-14)
 
 
+def test_concordance_takes_medians_never_reached():
+    """predict_median's inf (survival never below 0.5) ranks as the longest, ties among itself."""
+    rng = np.random.default_rng(17)
+    t = rng.integers(0, 15, 200).astype(float)
+    e = rng.random(200) < 0.6
+    median = np.round(rng.exponential(10, 200), 0)
+    median[rng.random(200) < 0.4] = np.inf
+    assert concordance_index(t, event=e, predicted_survival=median) == pytest.approx(
+        concordance_naive(t, -median, e), rel=1e-14)
+    with pytest.raises(ValueError, match="predicted_survival contains -inf"):
+        concordance_index(t, event=e, predicted_survival=-median)
+
+
 def test_concordance_simple_and_errors():
     assert concordance_index([1, 2, 3], event=[1, 1, 1], risk=[3, 2, 1]) == 1.0
     assert concordance_index([1, 2, 3], event=[1, 1, 1], risk=[1, 1, 1]) == 0.5

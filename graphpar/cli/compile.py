@@ -90,9 +90,12 @@ def _mpi_warm_ups():
         mpi_generate.kronecker(3, 2, seed=1, comm=comm)
         labels = np.array([0, 1, 0, 1, 0, 1])
         mask = np.array([True, True, True, False, False, False])
+        # disjoint masks: the trainer warns about overlapping ones
+        val = np.array([False, False, False, True, True, False])
+        test = np.array([False, False, False, False, False, True])
         X = np.random.default_rng(0).random((6, 4))
         for dtype in (np.float32, np.float64):
-            mpi.train_gcn(g, X, labels, mask, ~mask, ~mask, hidden=4, epochs=2, dtype=dtype,
+            mpi.train_gcn(g, X, labels, mask, val, test, hidden=4, epochs=2, dtype=dtype,
                           comm=comm)
         Xc, t, e, strata = cox_data()
         with warnings.catch_warnings(), cox_kernels_on_tiny_data(mpi=True):

@@ -18,6 +18,7 @@ ROWS.csv`` adds the survival curves of the rows of ROWS.csv, in
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -228,6 +229,19 @@ def output_paths(output: str, predict: bool) -> dict:
     return paths
 
 
+def refuse_overwriting_inputs(paths: dict, args) -> None:
+    """Refuse side files of ``-o`` (``FILE.baseline.csv``, ...) that are the table or ``--predict``.
+
+    The driver checks ``-o`` itself against every input; these names it cannot know.
+    """
+    for what, path in paths.items():
+        for flag, given in (("DATA", args.data), ("--predict", args.predict)):
+            if (given is not None and os.path.isfile(path) and os.path.isfile(given)
+                    and os.path.samefile(path, given)):
+                raise ValueError(f"-o/--output {args.output} would write the {what} to {path}, "
+                                 f"which is the input {flag}; write it to another file")
+
+
 def read_predict_rows(args, kw: dict) -> dict:
     """The ``predict_*`` arguments of ``--predict ROWS``: X, strata and offset, checked.
 
@@ -355,7 +369,9 @@ def run(args, ctx) -> int:
             if args.output is None:
                 raise ValueError("--predict needs -o/--output FILE: the survival curves are "
                                  "written to FILE's stem + '.survival.csv'")
-            return output_paths(args.output, args.predict is not None)
+            paths = output_paths(args.output, args.predict is not None)
+            refuse_overwriting_inputs(paths, args)
+            return paths
 
         paths = ctx.collectively(check_output)
     if getattr(args, "plot", None):
