@@ -323,13 +323,13 @@ def vertices_from_text(text, graph, name: str = "--source"):
     """
     labels = getattr(graph, "labels", None)
     many = not isinstance(text, str)
-    texts = [str(t).strip() for t in (text if many else [text])]
+    texts = [str(t) for t in (text if many else [text])]
     if labels is not None and labels.dtype.kind in "UO":
-        out = texts
+        out = texts  # as the caller split them: a quoted label keeps its spaces
     else:
         out = []
         parse = float if labels is not None and labels.dtype.kind == "f" else int
-        for t in texts:
+        for t in (t.strip() for t in texts):
             try:
                 out.append(parse(t))
             except ValueError:

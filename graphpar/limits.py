@@ -34,7 +34,7 @@ import os
 from graphpar.errors import LimitError
 
 __all__ = [
-    "ENV_MAX_VERTICES", "ENV_MAX_DECOMPRESSED", "ENV_MAX_MEMORY",
+    "ENV_MAX_VERTICES", "ENV_MAX_DECOMPRESSED", "ENV_MAX_MEMORY", "check_environment",
     "vertex_limit", "decompression_limit", "memory_budget",
     "check_vertex_count", "check_memory", "parse_size", "MAX_SCALE",
 ]
@@ -52,7 +52,8 @@ _DECOMPRESSION_RATIO = 100
 _SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-def parse_size(text: str, *, name: str = "size") -> int:
+def parse_size(text: str, *, name: str = "size",
+               kind: str = "a byte count such as 4096, 512M or 8G") -> int:
     """Parse ``"1234"``, ``"64K"``, ``"8M"``, ``"2G"`` or ``"1T"`` (binary units) to bytes.
 
     Examples
@@ -67,7 +68,7 @@ def parse_size(text: str, *, name: str = "size") -> int:
         value = float(digits)
     except ValueError:
         raise ValueError(
-            f"{name} must be a byte count such as 4096, 512M or 8G, got {text!r}"
+            f"{name} must be {kind}, got {text!r}"
         ) from None
     if not value > 0 or value != value:
         raise ValueError(f"{name} must be positive, got {text!r}")
@@ -76,7 +77,23 @@ def parse_size(text: str, *, name: str = "size") -> int:
 
 def _env_int(var: str) -> int | None:
     raw = os.environ.get(var, "").strip()
-    return parse_size(raw, name=var) if raw else None
+    kind = ("a vertex count such as 100000000 or 100M" if var == ENV_MAX_VERTICES
+            else "a byte count such as 4096, 512M or 8G")
+    return parse_size(raw, name=var, kind=kind) if raw else None
+
+
+def check_environment() -> None:
+    """Refuse a malformed ``GRAPHPAR_MAX_*`` variable now, whatever the run goes on to need.
+
+    Each is otherwise read only when a check needs it, so a bad value could go
+    unnoticed on a run that never asks.
+
+    Examples
+    --------
+    >>> check_environment()
+    """
+    for var in (ENV_MAX_VERTICES, ENV_MAX_DECOMPRESSED, ENV_MAX_MEMORY):
+        _env_int(var)
 
 
 def vertex_limit() -> int:

@@ -359,3 +359,24 @@ def test_warnings_are_one_graphpar_line(capsys):
     assert capsys.readouterr().err == "graphpar: warning: two lines\n"
     _run(args, Context(rank=1, size=2))  # the rank that warns says it
     assert capsys.readouterr().err == "graphpar: warning: two lines\n"
+
+
+@pytest.mark.parametrize("var, kind", [("GRAPHPAR_MAX_MEMORY", "a byte count"),
+                                       ("GRAPHPAR_MAX_VERTICES", "a vertex count"),
+                                       ("GRAPHPAR_MAX_DECOMPRESSED", "a byte count")])
+def test_a_malformed_limit_variable_is_refused_on_every_run(tmp_path, var, kind):
+    """Read only when a check needed it, a bad value passed on runs that never asked (a small
+    .gr file, a Cox table)."""
+    import os
+    import subprocess
+    import sys
+
+    g = tmp_path / "g.gr"
+    g.write_text("p sp 2 1\na 1 2 3\n")
+    r = subprocess.run([sys.executable, "-m", "graphpar", "sssp", str(g), "-q"],
+                       capture_output=True, text=True, timeout=600,
+                       env={**os.environ, var: "garbage"})
+    assert r.returncode == 2
+    [line] = r.stderr.strip().splitlines()
+    assert line.startswith(f"graphpar: error: {var} must be {kind} such as ")
+    assert line.endswith("got 'garbage'")

@@ -571,3 +571,28 @@ def test_an_error_under_mpiexec_is_one_line(tmp_path):
     ids.write_text("Paris\nnobody\n")
     run = run_capped(["sssp", str(path), "--sources", str(ids), "-q"], ranks=2)
     assert_one_line_error(run, "line 2: --sources[1] = 'nobody'")
+
+
+def test_a_quoted_label_keeps_its_spaces_on_the_command_line(tmp_path):
+    """A CSV id '" Rome"' is the label ' Rome' (the reader keeps quoted spaces); --source and
+    --sources take it in the same quotes."""
+    import subprocess
+    import sys
+
+    g = tmp_path / "g.csv"
+    g.write_text('src,dst,w\n" Rome",Pisa,2\nRome,Pisa,5\n')
+    srcs = tmp_path / "s.txt"
+    srcs.write_text('" Rome"  # with its space\n')
+    out = {}
+    for key, flag in (("inline", ["--source", '" Rome"']), ("file", ["--sources", srcs])):
+        path = tmp_path / f"{key}.csv"
+        r = subprocess.run([sys.executable, "-m", "graphpar", "sssp", g, *map(str, flag), "-q",
+                            "-o", path], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        out[key] = path.read_text()
+    assert out["inline"] == out["file"]
+    # from ' Rome' (2), not from 'Rome' (5); written quoted, so that it reads back
+    assert out["inline"].splitlines()[1:] == ['" Rome"," Rome",0.0,', '" Rome",Pisa,2.0," Rome"']
+    r = subprocess.run([sys.executable, "-m", "graphpar", "sssp", g, "--source", "Romee", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2

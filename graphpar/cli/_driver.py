@@ -399,7 +399,9 @@ def _run(args, ctx: Context):
     import warnings
 
     from graphpar._compile import compile_notice
+    from graphpar.limits import check_environment
 
+    ctx.collectively(check_environment)
     ctx.collectively(lambda: check_output_paths(args))
     with compile_notice(ctx.shows_progress), warnings.catch_warnings():
         warnings.showwarning = show_warning

@@ -437,9 +437,10 @@ class UserRows:
 ROW_PARTITIONS = ("block", "edge")
 
 
-def rows_partition_method(args) -> str:
+def rows_partition_method(args, warn: bool = True) -> str:
     """The partition of ``--graph`` under MPI: ``--partition`` (block or edge), else
-    ``$GRAPHPAR_PARTITION`` when it names one of those, else ``edge``.
+    ``$GRAPHPAR_PARTITION`` when it names one of those, else ``edge`` (with a warning,
+    when ``warn``, if ``$GRAPHPAR_PARTITION`` names another).
 
     Examples
     --------
@@ -450,6 +451,13 @@ def rows_partition_method(args) -> str:
     method = getattr(args, "partition", None)
     if method is None:
         env = os.environ.get(ENV_PARTITION, "").strip()
+        if env and env not in ROW_PARTITIONS and warn:
+            import warnings
+
+            warnings.warn(f"{ENV_PARTITION}={env} needs the whole graph on one rank; with "
+                          "--graph under mpiexec each rank reads its own vertex range, so the "
+                          "partition is edge (set --partition block or edge to choose)",
+                          UserWarning, stacklevel=2)
         return env if env in ROW_PARTITIONS else "edge"
     if method not in ROW_PARTITIONS:
         raise ValueError(f"--partition {method} needs the whole graph on one rank; with --graph "
@@ -705,8 +713,10 @@ def run(args, ctx) -> int:
     ctx.collectively(lambda: check_args(args))
     method = None
     if ctx.mpi:
-        choose = rows_partition_method if args.graph is not None else partition_method
-        method = ctx.collectively(lambda: choose(args))
+        if args.graph is not None:
+            method = ctx.collectively(lambda: rows_partition_method(args, warn=ctx.is_root))
+        else:
+            method = ctx.collectively(lambda: partition_method(args))
     data, load_s = ctx.timed(lambda: _load_data(args, ctx, method))
     if not ctx.as_json:
         ctx.print(f"loaded {args.dataset or args.graph} in {load_s:.2f} s")

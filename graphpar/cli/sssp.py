@@ -125,16 +125,15 @@ def parse_source_list(text: str, graph=None) -> list[int]:
 
 
 def _source_items(text: str) -> list[str]:
-    """The items of ``--source``, read as one CSV row (double quotes protect commas)."""
-    import csv
+    """The items of ``--source``, read as one CSV row by the CSV graph reader's rules
+    (double quotes keep a label's commas and spaces)."""
+    from graphpar.io._csv import split_row
 
     try:
-        row = next(csv.reader([str(text)], skipinitialspace=True, strict=True), [])
-    except csv.Error as exc:
-        raise ValueError(f"argument --source: cannot read {text!r} as comma-separated "
-                         f"vertices ({exc}); a label with a comma goes in double quotes, "
-                         "e.g. '\"Rome, IT\",Paris'") from None
-    return [p.strip() for p in row] or [""]
+        return split_row(str(text)) or [""]
+    except ValueError as exc:
+        raise ValueError(f"argument --source: {exc}; a label with a comma or spaces around it "
+                         "goes in double quotes, e.g. '\"Rome, IT\",Paris'") from None
 
 
 def _typed_suggestion(message: str) -> str:
@@ -144,17 +143,14 @@ def _typed_suggestion(message: str) -> str:
     ``did you mean 'Rome, IT'? (type it as --source '"Rome, IT"')``.
     """
     import ast
-    import csv
-    import io
     import shlex
 
     m = re.search(r"; did you mean ('.*'|\".*\")\?$", message)
     if m is None:
         return message
     label = ast.literal_eval(m.group(1))
-    row = io.StringIO()
-    csv.writer(row, lineterminator="").writerow([label])
-    typed = shlex.quote(row.getvalue())
+    plain = label == label.strip() and not any(c in label for c in ',"\r\n')
+    typed = shlex.quote(label if plain else '"' + label.replace('"', '""') + '"')
     return message if typed == label else f"{message} (type it as --source {typed})"
 
 
@@ -168,6 +164,9 @@ def _is_int(text: str) -> bool:
 
 def read_source_file(path, graph=None) -> list[int]:
     """Read ``--sources FILE``: one source per line (blank lines and ``#`` comments skipped).
+
+    A label in double quotes is taken verbatim (spaces around it, ``#``; a
+    quote inside written twice), as in the CSV graph files.
 
     Without ``graph`` every line must be an integer. With ``graph`` (a
     :class:`graphpar.Graph`, or the number of vertices) the sources are
@@ -194,6 +193,11 @@ def read_source_file(path, graph=None) -> list[int]:
     lines, texts = [], []
     with open(path, encoding="utf-8", errors="replace") as f:
         for lineno, line in enumerate(f, 1):
+            quoted = re.match(r'\s*"((?:[^"]|"")*)"\s*(?:#.*)?$', line.rstrip("\r\n"))
+            if quoted is not None:  # a label kept verbatim: spaces, '#', commas
+                lines.append(lineno)
+                texts.append(quoted.group(1).replace('""', '"'))
+                continue
             text = line.split("#", 1)[0].strip()
             if text:
                 lines.append(lineno)
@@ -799,13 +803,15 @@ def write_paths_csv(f, dist, pred, sources, labels=None) -> None:
     Rome,Rome,0.0,
     Rome,Pisa,1.5,Rome
     """
-    import csv
+    from graphpar.io._csv import quote_field
+
+    def cell(v) -> str:  # labels quoted as the CSV graph writer quotes them: they read back
+        return quote_field(v) if isinstance(v, str) else str(v)
 
     dist = np.atleast_2d(dist)
     pred = None if pred is None else np.atleast_2d(pred)
     names = None if labels is None else np.asarray(labels).tolist()
-    writer = csv.writer(f, lineterminator="\n")
-    writer.writerow(["source", "target", "distance", "predecessor"])
+    f.write("source,target,distance,predecessor\n")
     for row, s in enumerate(np.asarray(sources).ravel().tolist()):
         reached = np.flatnonzero(np.isfinite(dist[row]))
         targets = reached.tolist()
@@ -817,7 +823,8 @@ def write_paths_csv(f, dist, pred, sources, labels=None) -> None:
             p = [names[u] if u >= 0 else "" for u in p]
         else:
             p = [u if u >= 0 else "" for u in p]
-        writer.writerows(zip([s] * len(targets), targets, d, p, strict=True))
+        f.writelines(",".join(map(cell, r)) + "\n"
+                     for r in zip([s] * len(targets), targets, d, p, strict=True))
 
 
 def demo(args) -> bool:

@@ -324,6 +324,33 @@ def _split_quoted(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: 
     return _Fields(tokens, np.array(lines, dtype=np.int64))
 
 
+def split_row(text: str, delim: str = ",") -> list[str]:
+    """One CSV row's fields by the reader's rules: a quoted field verbatim, others trimmed.
+
+    Raises ``ValueError`` for a row those rules cannot read (a quote never closed).
+
+    Examples
+    --------
+    >>> split_row('" Rome", Pisa,"a, b"')
+    [' Rome', 'Pisa', 'a, b']
+    """
+    field = _field_pattern(delim)
+    out, pos = [], 0
+    for m in field.finditer(text):
+        if m.start() != pos:
+            break
+        pos = m.end()
+        quoted, value, end = m.groups()
+        out.append(quoted.replace('""', '"') if quoted is not None else (value or ""))
+        if end != delim:
+            break
+    if pos < len(text):
+        raise ValueError(f"cannot read {text!r} as comma-separated fields: a field that opens "
+                         "a quote must close it, and nothing may follow a closing quote but "
+                         "a comma")
+    return out
+
+
 def _field_error(text: str, pos: int, line: int, name: str, delim: str) -> str:
     """Why no field starts at ``text[pos]`` (on file line ``line``)."""
     rest = text[pos:].lstrip(" \t" if delim != "\t" else " ")
@@ -675,7 +702,14 @@ def warn_labels_dropped(g: Graph, fmt: str, path, stacklevel: int = 3) -> None:
                   "keep them)", UserWarning, stacklevel=stacklevel)
 
 
-def _quote(text: str, delim: str) -> str:
+def quote_field(text: str, delim: str = ",") -> str:
+    """``text`` as one CSV field that :func:`split_row` and the reader give back verbatim.
+
+    Examples
+    --------
+    >>> quote_field(" Rome"), quote_field("Pisa"), quote_field('a "b", c')
+    ('" Rome"', 'Pisa', '"a ""b"", c"')
+    """
     if any(c in text for c in (delim, '"', "\n", "\r")) or text != text.strip():
         return '"' + text.replace('"', '""') + '"'
     return text
@@ -771,7 +805,7 @@ def write_csv_graph(g: Graph, path, fmt: str) -> None:
         if labels.dtype.kind != "U":
             warnings.warn(f"{name}: the labels ({labels.dtype} array) are written as text and "
                           "read back as string labels", UserWarning, stacklevel=3)
-        text = [_quote(t, delim) for t in text]
+        text = [quote_field(t, delim) for t in text]
         wt = [repr(x) for x in w.tolist()]
         body = "".join(f"{text[u]}{delim}{text[v]}{delim}{x}\n" for u, v, x in
                        zip(rows.tolist(), cols.tolist(), wt, strict=True)).encode("utf-8")
