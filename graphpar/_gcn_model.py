@@ -44,6 +44,7 @@ from graphpar._gcn_layers import (
     row_normalize,
     softmax_rows,
 )
+from graphpar._validation import validate_graph
 from graphpar.limits import check_memory
 
 __all__ = ["GCN", "Learner", "SerialLearner", "TrainResult", "adam_step", "fit_loop",
@@ -276,6 +277,8 @@ class GCN:
             from graphpar._graph import Graph
 
             graph = Graph.from_edge_index(graph, num_nodes=n)
+        # checked here so that errors name the argument as fit's callers know it
+        graph = validate_graph(graph, directed=True, weights="finite", name="graph")
         return gcn_normalize(graph, dtype=self.dtype)
 
     def prepare_features(self, X, n: int | None = None):

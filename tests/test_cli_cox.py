@@ -252,3 +252,12 @@ def test_side_files_of_output_never_overwrite_an_input(tmp_path):
     assert r.returncode == 2 and "the input --predict" in r.stderr
     assert rows.read_text() == "age\n60\n"
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "z.json").exists()
+
+
+@pytest.mark.parametrize("covs", ["age,", "age,,sex", ",age"])
+def test_an_empty_covariate_name_is_refused_not_dropped(covs):
+    r = run(LUNG, "--time", "time", "--event", "status", "--covariates", covs, "-q")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        f"graphpar: error: --covariates {covs!r}: an empty column name (two commas, or one at "
+        "an end); write names separated by single commas, e.g. age,sex"]

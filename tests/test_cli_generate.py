@@ -152,3 +152,14 @@ def test_help_lists_the_generators():
         assert name in r.stdout
     r = _run("kron", "--help")
     assert r.returncode == 0 and "--edgefactor" in r.stdout and "--weights" in r.stdout
+
+
+@pytest.mark.parametrize("blocks", ["5,,5", "5,5,"])
+def test_sbm_blocks_with_an_empty_item_are_refused(tmp_path, blocks):
+    """Skipping the empty item would silently make another graph (5,,5 as 5,5)."""
+    r = subprocess.run([*graphpar_cmd(), "generate", "sbm", "--blocks", blocks, "--p-in", "0.5",
+                        "--p-out", "0.1", "-o", str(tmp_path / "s.npz")], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 2
+    assert f"expected comma-separated integers >= 0 like 100,100, got {blocks!r}" in r.stderr
+    assert not (tmp_path / "s.npz").exists()

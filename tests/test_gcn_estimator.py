@@ -101,6 +101,15 @@ def test_fit_is_what_train_gcn_trains():
     assert np.mean(pred[va] == y[va]) == ref.val_accuracy
 
 
+def test_a_bad_graph_is_named_as_fit_names_it():
+    with pytest.raises(TypeError, match=r"^graph must be a Graph \(graphpar.Graph\), a scipy "
+                                        r"sparse matrix or array, or a dense array, got str"):
+        GCN(epochs=1).fit("abc", np.ones((2, 2)), [0, 1])
+    with pytest.raises(ValueError, match=r"^graph has an infinite edge weight: edge \(0, 1, inf\)"):
+        GCN(epochs=1).fit(sp.csr_array(np.array([[0, np.inf], [1, 0]])), np.ones((2, 2)),
+                          [0, 1])
+
+
 def test_a_class_only_in_test_adds_no_output_and_is_named():
     """GCN.fit, train_gcn and the CLI count the classes of train and val alone: the held-out
     labels must not change the model (they did in train_gcn: 51 outputs, other weights)."""

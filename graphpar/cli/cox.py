@@ -123,7 +123,11 @@ def fit_args(args, table: dict) -> dict:
 
     covs = None
     if args.covariates:
-        covs = [c.strip() for c in args.covariates.split(",") if c.strip()]
+        covs = [c.strip() for c in args.covariates.split(",")]
+        if "" in covs:
+            raise ValueError(f"--covariates {args.covariates!r}: an empty column name (two "
+                             "commas, or one at an end); write names separated by single "
+                             "commas, e.g. age,sex")
     entry = getattr(args, "entry", None)
     cluster = getattr(args, "cluster", None)
     if (entry is not None or cluster is not None) and covs is None:

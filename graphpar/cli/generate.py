@@ -41,7 +41,7 @@ def _blocks(text: str) -> list[int]:
     import argparse
 
     try:
-        sizes = [int(x) for x in text.split(",") if x.strip()]
+        sizes = [int(x) for x in text.split(",")]  # an empty item is an error, not skipped
     except ValueError:
         sizes = None
     if not sizes or min(sizes) < 0:
