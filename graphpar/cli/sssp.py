@@ -320,13 +320,16 @@ def register(sub) -> None:
     p.add_argument("--format", default=None, help="file format when the suffix does not say")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--source", default=None, metavar="S[,S...]",
-                       help="source vertex, or comma-separated vertices: 0-based numbers, or "
-                            "labels for a graph with labels (a CSV file with string ids), read "
-                            "as a CSV row: a label with a comma goes in double quotes (see the "
+                       help="source vertex, or comma-separated vertices: 0-based numbers "
+                            "(a negative one counts from the end, as in scipy: -1 is the last "
+                            "vertex; write --source=-1,5), or labels for a graph with labels "
+                            "(a CSV file with string ids), read as a CSV row: a label with a "
+                            "comma or spaces around it goes in double quotes (see the "
                             "examples); default vertex 0")
     which.add_argument("--sources", metavar="FILE",
                        help="file of source vertices, one per line: a 0-based number, or a "
-                            "label for a graph with labels")
+                            "label for a graph with labels (in double quotes to keep spaces "
+                            "around it or a #)")
     which.add_argument("--all-pairs", action="store_true",
                        help="every vertex is a source (n x n distances)")
     p.add_argument("--delta", type=_positive_finite, default=None,
