@@ -243,7 +243,7 @@ def test_side_files_of_output_never_overwrite_an_input(tmp_path):
     r = run(data, "--time", "time", "--event", "status", "--covariates", "age", "-q",
             "-o", tmp_path / "x.json")
     assert r.returncode == 2
-    assert "would write the baseline to" in r.stderr and "the input DATA" in r.stderr
+    assert "'s baseline file" in r.stderr and "would overwrite the input DATA" in r.stderr
     assert data.read_bytes() == LUNG.read_bytes()
     rows = tmp_path / "z.survival.csv"
     rows.write_text("age\n60\n")

@@ -462,15 +462,20 @@ def check_output_paths(args) -> None:
         if key in seen:
             raise ValueError(f"{flag} and {seen[key]} name the same file, {path}")
         seen[key] = flag
-        _refuse_overwriting_an_input(args, flag, path)
+        refuse_overwriting_an_input(args, path, f"{flag} {path}")
     if getattr(args, "plot", None) is not None and importlib.util.find_spec("matplotlib") is None:
         from graphpar.plot import INSTALL_HINT
 
         raise ValueError(f"--plot needs matplotlib; {INSTALL_HINT}")
 
 
-def _refuse_overwriting_an_input(args, flag: str, path) -> None:
-    """Refuse an output ``path`` that is the same file as one of ``args``' inputs."""
+def refuse_overwriting_an_input(args, path, what: str) -> None:
+    """Refuse an output ``path`` that is the same file as one of ``args``' inputs.
+
+    ``what`` names the output in the message (``"--output x.npy"``, or a side
+    file a subcommand derives from it). The inputs are the options
+    :class:`graphpar.cli.Parser` recorded in ``args.option_names``.
+    """
     import os
 
     if not os.path.isfile(path):
@@ -482,7 +487,7 @@ def _refuse_overwriting_an_input(args, flag: str, path) -> None:
         for value in values if isinstance(values, (list, tuple)) else [values]:
             if (isinstance(value, (str, os.PathLike)) and os.path.isfile(value)
                     and os.path.samefile(value, path)):
-                raise ValueError(f"{flag} {path} would overwrite the input {name} {value}; "
+                raise ValueError(f"{what} would overwrite the input {name} {value}; "
                                  "write it to another file")
 
 

@@ -18,7 +18,6 @@ ROWS.csv`` adds the survival curves of the rows of ROWS.csv, in
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import numpy as np
@@ -234,16 +233,16 @@ def output_paths(output: str, predict: bool) -> dict:
 
 
 def refuse_overwriting_inputs(paths: dict, args) -> None:
-    """Refuse side files of ``-o`` (``FILE.baseline.csv``, ...) that are the table or ``--predict``.
+    """Refuse side files of ``-o`` (``FILE.baseline.csv``, ...) that are an input.
 
     The driver checks ``-o`` itself against every input; these names it cannot know.
     """
+    from graphpar.cli._driver import refuse_overwriting_an_input
+
     for what, path in paths.items():
-        for flag, given in (("DATA", args.data), ("--predict", args.predict)):
-            if (given is not None and os.path.isfile(path) and os.path.isfile(given)
-                    and os.path.samefile(path, given)):
-                raise ValueError(f"-o/--output {args.output} would write the {what} to {path}, "
-                                 f"which is the input {flag}; write it to another file")
+        if what != "summary":
+            label = f"-o/--output {args.output}'s {what} file {path}"
+            refuse_overwriting_an_input(args, path, label)
 
 
 def read_predict_rows(args, kw: dict) -> dict:

@@ -241,19 +241,16 @@ def read_features(path: str, n: int):
     import scipy.sparse as sp
 
     from graphpar._gcn_checks import check_features
+    from graphpar.io._npy import open_zip
 
     if path.endswith(".npz"):
-        if os.path.isfile(path) and not zipfile.is_zipfile(path):
-            # numpy would take it for a pickle and advise allow_pickle: never pass that on
-            with open(path, "rb") as f:
-                head = f.read(8)
-            raise ValueError(f"{path}: not a scipy sparse matrix saved with "
-                             f"scipy.sparse.save_npz (not a zip archive: it starts {head!r})")
+        bad = f"{path}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
+        if os.path.isfile(path):
+            open_zip(path, bad).close()
         try:
             X = sp.load_npz(path)
         except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{path}: not a scipy sparse matrix saved with "
-                             f"scipy.sparse.save_npz ({exc})") from None
+            raise ValueError(f"{bad} ({exc})") from None
     else:
         X = _load_npy(path, "features", kinds="biufc")
     return check_features(X, n, path)

@@ -273,6 +273,27 @@ def _field_pattern(delim: str) -> re.Pattern:
                       f'[{space}]*({d}|\r?\n|\r?\\Z)')
 
 
+def _fields(text: str, delim: str):
+    """Yield ``(value, quoted, end, next)`` for each field of ``text`` from its start.
+
+    ``value`` is the field by :func:`_field_pattern`'s rules (a quoted one
+    verbatim, ``""`` a quote), ``quoted`` the raw text between its quotes or
+    None, ``end`` what ended it and ``next`` where the next field starts. Stops
+    where no field starts: the caller compares the last ``next`` with
+    ``len(text)``.
+    """
+    pos = 0
+    for m in _field_pattern(delim).finditer(text):
+        if m.start() != pos:
+            return
+        pos = m.end()
+        quoted, value, end = m.groups()
+        if quoted is None:
+            yield value or "", None, end, pos
+        else:
+            yield quoted.replace('""', '"'), quoted, end, pos
+
+
 def _split_quoted(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: str) -> _Fields:
     """Split a body with quoted fields (RFC 4180): a quoted field keeps its content verbatim.
 
@@ -289,21 +310,15 @@ def _split_quoted(body: np.ndarray, fmt: str, ncol: int, want: list[int], name: 
                                f"0x{raw[exc.start]:02x}); save the file as UTF-8") from None
     del raw
     delim = CSV_DELIMITERS[fmt]
-    field = _field_pattern(delim)
     cols: dict[int, list[str]] = {j: [] for j in want}
     lines: list[int] = []
     row: list[str] = []
     pos = 0  # where the next field starts
     line = first = 2  # the file line at pos, and the line where the record starts
-    for m in field.finditer(text):
-        if m.start() != pos:
-            break
-        pos = m.end()
-        quoted, value, end = m.groups()
+    for value, quoted, end, pos in _fields(text, delim):  # noqa: B007 (pos read after)
         if quoted is not None:
             line += quoted.count("\n")
-            value = quoted.replace('""', '"')
-        row.append(value or "")
+        row.append(value)
         if end == delim:
             continue
         if len(row) > 1 or quoted is not None or value:  # else a blank line
@@ -334,14 +349,9 @@ def split_row(text: str, delim: str = ",") -> list[str]:
     >>> split_row('" Rome", Pisa,"a, b"')
     [' Rome', 'Pisa', 'a, b']
     """
-    field = _field_pattern(delim)
     out, pos = [], 0
-    for m in field.finditer(text):
-        if m.start() != pos:
-            break
-        pos = m.end()
-        quoted, value, end = m.groups()
-        out.append(quoted.replace('""', '"') if quoted is not None else (value or ""))
+    for value, _, end, pos in _fields(text, delim):  # noqa: B007 (pos read after)
+        out.append(value)
         if end != delim:
             break
     if pos < len(text):

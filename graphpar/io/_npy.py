@@ -129,6 +129,34 @@ def check_npy(path, what: str, *, kinds: str = "biuf") -> NpyInfo:
     return NpyInfo(shape, dtype, fortran, offset)
 
 
+def open_zip(path, bad: str):
+    """``path`` as an open :class:`zipfile.ZipFile`, or a ``ValueError`` starting ``bad``.
+
+    A file that is not a zip archive is named by its first bytes. numpy would take
+    it for a pickle and advise ``allow_pickle``: that advice is never passed on.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "X.npz")
+    >>> _ = open(f, "wb").write(b"hello, world")
+    >>> open_zip(f, "X.npz: not an archive")
+    Traceback (most recent call last):
+    ...
+    ValueError: X.npz: not an archive (not a zip archive: it starts b'hello, w')
+    """
+    import zipfile
+
+    try:
+        return zipfile.ZipFile(os.fspath(path))
+    except zipfile.BadZipFile:
+        with open(path, "rb") as f:
+            head = f.read(8)
+        raise ValueError(f"{bad} (not a zip archive: it starts {head!r})") from None
+    except (EOFError, ValueError) as exc:
+        raise ValueError(f"{bad} ({exc})") from None
+
+
 def npz_member(zf, key: str, where: str, *, most: tuple[int, str] | None = None,
                ) -> tuple[tuple[int, ...], np.dtype, int]:
     """The shape, dtype and data size of the array ``key`` of the open ``.npz``

@@ -124,26 +124,17 @@ def read_sparse_rows(path, lo: int, hi: int, n: int, *, what: str = "features"):
     array([[2., 3.],
            [4., 5.]])
     """
-    import zipfile
 
     import scipy.sparse as sp
 
-    from graphpar.io._npy import npz_member, read_npz_slice
+    from graphpar.io._npy import npz_member, open_zip, read_npz_slice
 
     name = os.fspath(path)
     lo, hi = int(lo), int(hi)
     if not 0 <= lo <= hi <= n:
         raise ValueError(f"rows {lo}:{hi} are outside [0, {n}]")
     bad = f"{name}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
-    try:
-        zf = zipfile.ZipFile(name)
-    except zipfile.BadZipFile:
-        with open(name, "rb") as f:
-            head = f.read(8)
-        raise ValueError(f"{bad} (not a zip archive: it starts {head!r})") from None
-    except (EOFError, ValueError) as exc:
-        raise ValueError(f"{bad} ({exc})") from None
-    with zf:
+    with open_zip(name, bad) as zf:
         members = {m[:-4] for m in zf.namelist() if m.endswith(".npy")}
         if not {"format", "shape"} <= members:
             raise ValueError(f"{bad} (it holds {', '.join(sorted(members)) or 'nothing'})")
