@@ -77,28 +77,29 @@ def _one_error_line(res, *fragments):
 
 
 def test_bad_inputs_give_one_error_line(tmp_path):
-    _one_error_line(run_cli(tmp_path / "missing.gr"), "missing.gr")
+    # -q throughout: with a cold Numba cache a run also prints its compile notice
+    _one_error_line(run_cli("-q", tmp_path / "missing.gr"), "missing.gr")
     bad = tmp_path / "bad.gr"
     bad.write_text("p sp 3 2\na 1 2 5\na 2 x 1\n")
-    _one_error_line(run_cli(bad), "bad.gr", "line 3")
+    _one_error_line(run_cli("-q", bad), "bad.gr", "line 3")
     neg = tmp_path / "neg.gr"
     neg.write_text("p sp 3 2\na 1 2 5\na 2 3 -1\n")
-    _one_error_line(run_cli(neg), "neg.gr", "line 3", "negative edge weight")
+    _one_error_line(run_cli("-q", neg), "neg.gr", "line 3", "negative edge weight")
     good = tmp_path / "good.gr"
     good.write_text("p sp 3 2\na 1 2 5\na 2 3 1\n")
-    _one_error_line(run_cli(good, "--source", 3), "--source = 3 is out of range")
-    _one_error_line(run_cli(good, "--delta", 0), "argument --delta: must be a positive finite "
-                    "number")
-    _one_error_line(run_cli("--generate", "kron:x"), "--generate must be")
-    _one_error_line(run_cli(), "give a GRAPH_FILE or --generate")
-    _one_error_line(run_cli(good, "--source", "abc"),
+    _one_error_line(run_cli("-q", good, "--source", 3), "--source = 3 is out of range")
+    _one_error_line(run_cli("-q", good, "--delta", 0),
+                    "argument --delta: must be a positive finite number")
+    _one_error_line(run_cli("-q", "--generate", "kron:x"), "--generate must be")
+    _one_error_line(run_cli("-q"), "give a GRAPH_FILE or --generate")
+    _one_error_line(run_cli("-q", good, "--source", "abc"),
                     "argument --source: expected a vertex number", "'abc'")
-    _one_error_line(run_cli(good, "--source", "0,7"), "--source[1] = 7 is out of range")
+    _one_error_line(run_cli("-q", good, "--source", "0,7"), "--source[1] = 7 is out of range")
     ids = tmp_path / "ids.txt"
     ids.write_text("1\n2\nx\n")
-    _one_error_line(run_cli(good, "--sources", ids), "ids.txt, line 3", "'x'")
-    _one_error_line(run_cli(good, "--sources", tmp_path / "none.txt"), "none.txt")
-    _one_error_line(run_cli(good, "--all-pairs", "--source", "1"), "not allowed with")
+    _one_error_line(run_cli("-q", good, "--sources", ids), "ids.txt, line 3", "'x'")
+    _one_error_line(run_cli("-q", good, "--sources", tmp_path / "none.txt"), "none.txt")
+    _one_error_line(run_cli("-q", good, "--all-pairs", "--source", "1"), "not allowed with")
 
 
 def test_verify_fails_with_status_1(tmp_path, monkeypatch):
@@ -371,7 +372,7 @@ def test_labelled_graph_npz_has_labels_and_sources_file_errors_name_the_line(tmp
         assert {str(labels[v]): row[v] for v in np.flatnonzero(np.isfinite(row))} == ref
     assert [str(labels[s]) for s in src] == [nodes[2], nodes[7]]
     ids.write_text(f"{nodes[2]}\n\n# next\nAtlantis\n")
-    res = run_cli(path, "--sources", ids)
+    res = run_cli(path, "--sources", ids, "-q")
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and f"{ids}, line 4:" in res.stderr
     assert "Atlantis" in res.stderr
