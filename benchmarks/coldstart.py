@@ -16,12 +16,17 @@ Workloads (issue 14 item 1, issue 15 item 5; target: each first call at most
 5 s, ``graphpar demo`` at most 20 s):
 
 * ``sssp``: ``graphpar.sssp(A, 0)`` on a 1000-vertex scipy CSR matrix;
+* ``sssp-large``: the same on 20 000 vertices and 200 000 integer weights, above
+  the bound (2^17 stored edges) where the search runs in parallel and compiles
+  the parallel step and the packed integer adjacency;
 * ``read``: ``graphpar.io.read_graph`` of the DIMACS Rome graph
   (``$GRAPHPAR_DATA/dimacs/rome99.gr``; without it a generated 100 x 100 grid
   in DIMACS format);
 * ``aggregate``: ``graphpar.aggregate(A, H)`` with float32 features;
 * ``generate``: ``graphpar.generate.kronecker(12)``;
 * ``cox``: ``graphpar.CoxPH().fit(X, T, E)`` on 1000 generated patients;
+* ``cox-large``: the same on 10 000, above the bound (4096 rows) where the fit
+  runs the compiled kernels instead of NumPy;
 * ``demo``: the whole ``graphpar demo`` command (wall and CPU of the process).
 
 Usage::
@@ -53,6 +58,10 @@ rng = np.random.default_rng(0)
 
 _SETUP = {
     "sssp": "A = sp.random(1000, 1000, density=0.01, random_state=0, format='csr')",
+    "sssp-large": (
+        "A = sp.random(20000, 20000, density=5e-4, random_state=0, format='csr',\n"
+        "              data_rvs=lambda k: rng.integers(1, 256, k).astype(float))"
+    ),
     "read": "path = sys.argv[1]",
     "aggregate": (
         "A = sp.random(1000, 1000, density=0.01, random_state=0, format='csr')\n"
@@ -63,14 +72,20 @@ _SETUP = {
         "X = rng.normal(size=(1000, 3)); T = rng.exponential(size=1000)\n"
         "E = rng.random(1000) < 0.7"
     ),
+    "cox-large": (
+        "X = rng.normal(size=(10000, 3)); T = rng.exponential(size=10000)\n"
+        "E = rng.random(10000) < 0.7"
+    ),
 }
 
 _CALL = {
     "sssp": "graphpar.sssp(A, 0)",
+    "sssp-large": "graphpar.sssp(A, 0)",
     "read": "graphpar.io.read_graph(path)",
     "aggregate": "graphpar.aggregate(A, H)",
     "generate": "generate.kronecker(12)",
     "cox": "graphpar.CoxPH().fit(X, T, E)",
+    "cox-large": "graphpar.CoxPH().fit(X, T, E)",
 }
 
 _TIMED = r"""
