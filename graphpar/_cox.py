@@ -277,12 +277,16 @@ class CoxPH(ResidualsMixin):
         ------
         ValueError
             NaN or infinity in ``X``, ``time``, ``weights`` or ``offset``,
-            negative times or weights, events other than 0/1, mismatched
-            lengths, no events, or collinear covariates; the message names the
-            argument and the first offending row (or the columns).
+            negative times or weights, events other than 0/1, missing events or
+            stratum labels (in a DataFrame's named columns: the column and the
+            index label), mismatched lengths, a 1-D ``X``, repeated
+            ``feature_names`` or DataFrame column names, no events, or
+            collinear covariates; the message names the argument and the first
+            offending row (or the columns).
         TypeError
-            Non-numeric input, or a DataFrame's columns passed positionally
-            (the message gives the keyword call to write instead).
+            Non-numeric input, a scipy sparse ``X`` (pass ``X.toarray()``), or
+            a DataFrame's columns passed positionally (the message gives the
+            keyword call to write instead).
 
         Examples
         --------
@@ -372,12 +376,19 @@ class CoxPH(ResidualsMixin):
                                    weights=call["weights"])
 
     def _frame_rows(self, X, strata=None):
-        """``(X, strata)`` for prediction: a DataFrame encoded as the fit's DataFrame was."""
+        """``(X, strata)`` for prediction: a DataFrame encoded as the fit's DataFrame was.
+
+        After an array fit a DataFrame's columns are picked by the fitted names,
+        so a fitted name that several of its columns have is refused.
+        """
+        if not (hasattr(X, "columns") and hasattr(X, "to_numpy")):
+            return X, strata
+        from graphpar._cox_frame import check_unique_columns, is_frame, strata_labels
+
         design = getattr(self, "_design", None)
         if design is None:
+            check_unique_columns(X, getattr(self, "feature_names_in_", ()))
             return X, strata
-        from graphpar._cox_frame import is_frame, strata_labels
-
         if not is_frame(X):
             return X, strata
         cols = getattr(self, "_strata_columns", None)

@@ -29,8 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from graphpar._validation import missing_mask
+
 __all__ = ["Design", "is_frame", "parse_formula", "frame_fit_arguments", "merge_levels",
-           "strata_labels"]
+           "strata_labels", "check_unique_columns"]
 
 _NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
 _FACTOR = re.compile(rf"^(?:C\(\s*({_NAME})\s*\)|({_NAME})|`([^`]+)`)$")
@@ -117,13 +119,66 @@ def _is_text_dtype(dtype) -> bool:
     return getattr(dtype, "kind", "") in "OSU" or str(dtype).startswith("string")
 
 
-def _missing(values: np.ndarray) -> np.ndarray:
-    if values.dtype.kind == "f":
-        return np.isnan(values)
-    if values.dtype == object:
-        return np.array([v is None or (isinstance(v, float) and v != v) or
-                         type(v).__name__ in ("NAType", "NaTType") for v in values], dtype=bool)
-    return np.zeros(values.shape, dtype=bool)
+# what a row of each named column must hold, for the message about a missing value
+_NEEDS = {"duration_col": "a follow-up time", "event_col": "an event (True/1 or False/0)",
+          "entry_col": "an entry time", "weights_col": "a weight",
+          "cluster_col": "a cluster id", "offset": "an offset", "strata": "a stratum label"}
+
+
+def _repeated_names(df) -> dict[str, list[int]]:
+    """The column names (as text) that several columns of ``df`` share, with their positions."""
+    where: dict[str, list[int]] = {}
+    for j, c in enumerate(df.columns):
+        where.setdefault(str(c), []).append(j)
+    return {name: at for name, at in where.items() if len(at) > 1}
+
+
+def _refuse_repeated(repeated: dict[str, list[int]], name: str) -> None:
+    """Refuse to read column ``name`` when several columns have that name."""
+    at = repeated.get(name)
+    if at:
+        raise ValueError(f"the DataFrame has {len(at)} columns named {name!r} (positions "
+                         f"{', '.join(map(str, at[:-1]))} and {at[-1]}): columns are found by "
+                         "name, so give each its own name (df.columns = [...]) or drop the "
+                         "repeats")
+
+
+def check_unique_columns(df, names: Sequence[str]) -> None:
+    """Refuse a DataFrame in which several columns have one of ``names`` (as text).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_unique_columns(pd.DataFrame([[1, 2]], columns=["a", "a"]), ["b"])
+    >>> check_unique_columns(pd.DataFrame([[1, 2]], columns=["a", "a"]), ["a"])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the DataFrame has 2 columns named 'a' (positions 0 and 1): columns are ...
+    """
+    repeated = _repeated_names(df)
+    for name in names:
+        _refuse_repeated(repeated, str(name))
+
+
+def _frame_row(df, i: int) -> str:
+    """Where row ``i`` (a position) of ``df`` is: its index label too, when that is not ``i``."""
+    label = df.index[i]
+    if isinstance(label, np.generic):
+        label = label.item()
+    if isinstance(label, int) and not isinstance(label, bool) and label == i:
+        return f"at row {i}"
+    return f"at index {_shown(label)} (row {i})"
+
+
+def _refuse_missing(df, col, name: str, role: str) -> None:
+    """Refuse a missing value in the column ``name`` (a Series of ``df``) read as ``role``."""
+    miss = np.asarray(col.isna(), dtype=bool)
+    if miss.any():
+        i = int(np.argmax(miss))
+        raise ValueError(f"column {name!r} ({role}) has a missing value ({col.iloc[i]}) "
+                         f"{_frame_row(df, i)}: every row needs {_NEEDS[role]}; drop or fill "
+                         f"such rows first, e.g. df.dropna(subset=[{name!r}])")
 
 
 class FrameColumns:
@@ -135,6 +190,12 @@ class FrameColumns:
 
     def __init__(self, df) -> None:
         self.df = df
+        self._repeated = _repeated_names(df)
+
+    def _series(self, name: str):
+        """The column ``name``; a name that several columns share is an error."""
+        _refuse_repeated(self._repeated, name)
+        return self.df[name]
 
     def __len__(self) -> int:
         return len(self.df)
@@ -148,11 +209,11 @@ class FrameColumns:
 
     def categories(self, name: str) -> list | None:
         """A pandas ``Categorical``'s declared categories, else None."""
-        col = self.df[name]
+        col = self._series(name)
         return col.cat.categories.tolist() if _is_categorical_dtype(col.dtype) else None
 
     def is_text(self, name: str) -> bool:
-        dtype = self.df[name].dtype
+        dtype = self._series(name).dtype
         if _is_categorical_dtype(dtype) or _is_text_dtype(dtype):
             return True
         if dtype.kind not in "biuf":
@@ -162,8 +223,8 @@ class FrameColumns:
 
     def labels(self, name: str) -> np.ndarray:
         """The column as an object array of labels; a missing one is an error."""
-        values = np.asarray(self.df[name].astype(object).to_numpy(), dtype=object)
-        miss = _missing(values)
+        values = np.asarray(self._series(name).astype(object).to_numpy(), dtype=object)
+        miss = missing_mask(values)
         if miss.any():
             i = int(np.argmax(miss))
             raise ValueError(f"column {name!r} has a missing value at row {i}: categorical "
@@ -172,7 +233,7 @@ class FrameColumns:
 
     def numbers(self, name: str) -> np.ndarray:
         """The column as float64, for a covariate the fit saw as numeric."""
-        col = self.df[name]
+        col = self._series(name)
         if _is_categorical_dtype(col.dtype) or _is_text_dtype(col.dtype):
             raise TypeError(f"column {name!r} was numeric in the fit but has dtype "
                             f"{col.dtype} here")
@@ -259,6 +320,11 @@ class Design:
             terms = parse_formula(formula)
         else:
             terms = [((str(c), False),) for c in (columns or [])]
+            listed = [term[0][0] for term in terms]
+            for k, name in enumerate(listed):
+                if name in listed[:k]:
+                    raise ValueError(f"covariate column {name!r} is listed twice: list each "
+                                     "column once")
         if not terms:
             raise ValueError("no covariate columns left to fit")
         cats = {str(c) for c in categorical}
@@ -282,6 +348,10 @@ class Design:
                           for name, _ in term)
             coding.append(flags)
             names.extend(cls._term_names(factors, term, flags))
+        if len(set(names)) < len(names):
+            twice = next(nm for k, nm in enumerate(names) if nm in names[:k])
+            raise ValueError(f"two covariates are named {twice!r} (a column has the name of a "
+                             "categorical column's level): rename the column")
         for name in cats - set(factors):
             if name not in known:
                 raise ValueError(f"categorical names {name!r}, which is not a column")
@@ -430,11 +500,17 @@ def strata_labels(df, columns: list[str]) -> np.ndarray:
     >>> import pandas as pd
     >>> strata_labels(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}), ["a", "b"]).tolist()
     ['a=1, b=x', 'a=2, b=y']
+
+    A missing label (NaN, None, ``pd.NA``) is refused, naming the column and
+    the row's index label, rather than made a stratum of its own.
     """
+    repeated = _repeated_names(df)
     for c in columns:
         if c not in df.columns:
             raise ValueError(f"strata names {c!r}, which is not a column; the columns are "
                              + ", ".join(repr(str(x)) for x in df.columns))
+        _refuse_repeated(repeated, c)
+        _refuse_missing(df, df[c], c, "strata")
     if len(columns) == 1:
         col = df[columns[0]]
         if _is_categorical_dtype(col.dtype):
@@ -458,13 +534,24 @@ def _strata_columns(strata, df) -> list[str] | None:
     return None
 
 
-def _column(df, name, role: str) -> np.ndarray:
+def _column(df, name, role: str, repeated: dict[str, list[int]]) -> np.ndarray:
+    """The values of the column ``name`` read as ``role``; a missing value is an error.
+
+    A pandas nullable column (``boolean``, ``Int64``, ``Float64``) without
+    missing values comes back as its numpy dtype, as the same numpy column would.
+    """
     if not isinstance(name, str):
         raise TypeError(f"{role} must be a column name (a string), got {name!r}")
     if name not in df.columns:
         raise ValueError(f"{role}={name!r} is not a column; the columns are "
                          + ", ".join(repr(str(c)) for c in df.columns))
-    return df[name]
+    _refuse_repeated(repeated, name)
+    col = df[name]
+    _refuse_missing(df, col, name, role)
+    numpy_dtype = getattr(col.dtype, "numpy_dtype", None)  # pandas' nullable dtypes
+    if numpy_dtype is not None and np.dtype(numpy_dtype).kind in "biuf":
+        return col.to_numpy(dtype=numpy_dtype)
+    return col.to_numpy()
 
 
 def frame_fit_arguments(df, *, duration_col=None, event_col=None, entry_col=None,
@@ -509,6 +596,7 @@ def frame_fit_arguments(df, *, duration_col=None, event_col=None, entry_col=None
                         "give the events once: event_col= (a column) or event (an array)")
     if weights_col is not None and weights is not None:
         raise TypeError("give the weights once: weights_col= (a column) or weights= (an array)")
+    repeated = _repeated_names(df)
     used: list[str] = []
     out: dict = {}
     for key, name, role in (("time", duration_col, "duration_col"),
@@ -517,8 +605,7 @@ def frame_fit_arguments(df, *, duration_col=None, event_col=None, entry_col=None
                             ("weights", weights_col, "weights_col"),
                             ("cluster", cluster_col, "cluster_col")):
         if name is not None:
-            col = _column(df, name, role)
-            out[key] = col.to_numpy()
+            out[key] = _column(df, name, role, repeated)
             used.append(name)
     if time is not None:
         out["time"] = time
@@ -528,7 +615,7 @@ def frame_fit_arguments(df, *, duration_col=None, event_col=None, entry_col=None
         out["weights"] = weights
     out["offset"] = offset
     if isinstance(offset, str):
-        out["offset"] = _column(df, offset, "offset").to_numpy()
+        out["offset"] = _column(df, offset, "offset", repeated)
         used.append(offset)
     scols = _strata_columns(strata, df)
     if scols is not None:
@@ -543,6 +630,8 @@ def frame_fit_arguments(df, *, duration_col=None, event_col=None, entry_col=None
     else:
         skip = set(used)
         covs = [str(c) for c in df.columns if str(c) not in skip]
+        for name in covs:
+            _refuse_repeated(repeated, name)
         design = Design.learn(df, covs, categorical=categorical or ())
     out["X"] = design.matrix(df)
     out["feature_names"] = list(design.names)

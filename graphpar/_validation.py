@@ -393,6 +393,24 @@ def _cox_length_error(name: str, got: int, n: int, ref: str | None) -> ValueErro
     return ValueError(f"{name} has length {got} but {ref} has length {n}")
 
 
+def missing_mask(values: np.ndarray) -> np.ndarray:
+    """True where a 1-D array holds a missing value: NaN, None, ``pd.NA`` or ``pd.NaT``.
+
+    pandas is not imported: its missing values are recognised by type name.
+
+    Examples
+    --------
+    >>> missing_mask(np.array(["a", None, float("nan")], dtype=object)).tolist()
+    [False, True, True]
+    """
+    if values.dtype.kind in "fc":
+        return np.isnan(values)
+    if values.dtype == object:
+        return np.array([v is None or (isinstance(v, float) and v != v) or
+                         type(v).__name__ in ("NAType", "NaTType") for v in values], dtype=bool)
+    return np.zeros(values.shape, dtype=bool)
+
+
 def _cox_numeric(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         try:
@@ -404,15 +422,19 @@ def _cox_numeric(arr: np.ndarray, name: str) -> np.ndarray:
     return arr
 
 
-def check_cox_matrix(X, name: str = "X", feature_names=None, *,
-                     row0: int = 0) -> tuple[np.ndarray, list[str] | None]:
+def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
+                     fitting: bool = False) -> tuple[np.ndarray, list[str] | None]:
     """Return ``X`` as a finite 2-D float64 array (no copy when it is one) and its column names.
 
     Accepts array_like and pandas DataFrames (names from the columns, without
     importing pandas; ``feature_names`` overrides them). Raises for
     non-numeric data and for NaN or infinity, naming the first offending row
     (plus ``row0``, the global number of the first row when ``X`` is one
-    rank's block) and column.
+    rank's block) and column; for a scipy sparse ``X``, saying to pass
+    ``X.toarray()``; and for a 1-D ``X``, suggesting ``X.reshape(-1, 1)`` (one
+    covariate) and, unless ``fitting``, ``X.reshape(1, -1)`` (one row).
+    ``fitting``: ``X`` is a fit's data, which cannot be one row and whose
+    column names must differ (they name the coefficients).
 
     Examples
     --------
@@ -425,14 +447,19 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *,
     """
     from graphpar.kernels.cox import first_nonfinite_row
 
+    if is_scipy_sparse(X):
+        raise TypeError(f"{name} is a scipy sparse {type(X).__name__}, and sparse {name} is not "
+                        f"supported: pass a dense array, {name}.toarray()")
     names = feature_names
+    source = "feature_names repeats"
     if hasattr(X, "columns") and hasattr(X, "to_numpy"):
         if names is None:
             names = [str(c) for c in X.columns]
+            source = f"the column names of {name} repeat"
         X = X.to_numpy()
     arr = _cox_numeric(np.asarray(X), name)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+        raise ValueError(_cox_shape_error(name, arr.shape, fitting))
     arr = np.asarray(arr, dtype=np.float64)
     if names is not None:
         names = [str(v) for v in names]
@@ -440,12 +467,32 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *,
             raise ValueError(
                 f"feature_names has {len(names)} names but {name} has {arr.shape[1]} columns"
             )
+        if fitting:  # the names of new rows are not kept
+            _check_distinct(names, source, name)
     if arr.size:
         bad = int(first_nonfinite_row(arr))
         if bad >= 0:
             j = int(np.flatnonzero(~np.isfinite(arr[bad]))[0])
             raise ValueError(f"{name} contains {arr[bad, j]} {_cox_at(bad, row0, j, names)}")
     return arr, names
+
+
+def _cox_shape_error(name: str, shape: tuple, fitting: bool) -> str:
+    text = (f"{name} must be 2-D, one column per covariate (n_samples, n_features), got "
+            f"shape {shape}")
+    if len(shape) != 1:
+        return text
+    text += f": for one covariate pass {name}.reshape(-1, 1)"
+    return text if fitting else text + f", for one row {name}.reshape(1, -1)"
+
+
+def _check_distinct(names: list[str], source: str, name: str) -> None:
+    first: dict[str, int] = {}
+    for j, v in enumerate(names):
+        if v in first:
+            raise ValueError(f"{source} {v!r} (columns {first[v]} and {j}): give each column "
+                             f"of {name} its own name")
+        first[v] = j
 
 
 def _cox_1d(a, name: str, n: int, ref: str | None) -> np.ndarray:
@@ -499,6 +546,12 @@ def check_cox_event(event, n: int, *, row0: int = 0, ref: str | None = None,
     ValueError: event must be 0/1 or boolean, got 2 at row 2
     """
     arr = _cox_1d(event, "event", n, ref)
+    if arr.dtype == object:  # e.g. a pandas "boolean" column holding pd.NA
+        miss = missing_mask(arr)
+        if miss.any():
+            i = int(np.argmax(miss))
+            raise ValueError(f"event contains {arr[i]} {_cox_at(i, row0)}: each row needs an "
+                             "event (1/True or 0/False); drop the row or fill it in")
     if arr.dtype == bool:
         out = (arr.view(np.uint8) != 0).view(np.uint8)  # a stray byte in a bool array is True
     else:
@@ -518,7 +571,8 @@ def check_cox_strata(strata, n: int, *,
     """Return ``(labels, codes)``: the sorted distinct stratum labels and each row's index in them.
 
     Labels may be of any one sortable type (numbers, strings, booleans); a
-    NaN label is refused, naming its row. ``codes`` is int64 of length ``n``.
+    missing label (NaN, None, ``pd.NA``) is refused, naming its row, rather
+    than made a stratum of its own. ``codes`` is int64 of length ``n``.
     ``(None, None)`` when ``strata`` is None.
 
     Examples
@@ -528,15 +582,19 @@ def check_cox_strata(strata, n: int, *,
     >>> check_cox_strata([1.0, np.nan], 2, row0=5)
     Traceback (most recent call last):
     ...
-    ValueError: strata contains nan at row 6
+    ValueError: strata contains nan at row 6: each row needs a label; drop the row or give it one
     """
     if strata is None:
         return None, None
     arr = _cox_1d(strata, "strata", n, None)
-    if arr.dtype.kind in "fc":
-        nan = np.isnan(arr)
-        if nan.any():
-            raise ValueError(f"strata contains nan {_cox_at(int(np.argmax(nan)), row0)}")
+    # numpy writes a NaN in a list of strings as the text 'nan': look at the values given
+    given = (np.fromiter(strata, dtype=object, count=n)
+             if arr.dtype.kind in "US" and not isinstance(strata, np.ndarray) else arr)
+    miss = missing_mask(given)
+    if miss.any():
+        i = int(np.argmax(miss))
+        raise ValueError(f"strata contains {given[i]} {_cox_at(i, row0)}: each row needs a "
+                         "label; drop the row or give it one")
     try:
         labels, codes = np.unique(arr, return_inverse=True)
     except TypeError as exc:
@@ -615,12 +673,14 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     Raises
     ------
     ValueError
-        NaN or infinity in ``X``, ``time``, ``weights`` or ``offset``, NaN
-        strata, negative times or weights, events other than 0/1, mismatched
-        lengths, or (``whole``) no rows or no events; the message names the
-        argument and the first offending row (and column).
+        NaN or infinity in ``X``, ``time``, ``weights`` or ``offset``, missing
+        stratum labels or events, negative times or weights, events other than
+        0/1, mismatched lengths, a 1-D ``X``, repeated ``feature_names``, or
+        (``whole``) no rows or no events; the message names the argument and
+        the first offending row (and column).
     TypeError
-        Non-numeric input, or stratum labels that cannot be sorted.
+        Non-numeric input, a scipy sparse ``X``, or stratum labels that cannot
+        be sorted.
 
     Examples
     --------
@@ -632,7 +692,7 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     ...
     ValueError: time must be nonnegative, got -1.0 at row 101
     """
-    X, names = check_cox_matrix(X, "X", feature_names, row0=row0)
+    X, names = check_cox_matrix(X, "X", feature_names, row0=row0, fitting=True)
     n, p = X.shape
     if whole and n == 0:
         raise ValueError("X has no rows")

@@ -347,6 +347,226 @@ def test_concordance_index_rejects_non_numeric():
         concordance_index([1, 2], event=[1, 1], risk=["a", "b"])
 
 
+# ------------------------------------- pandas and odd containers: what, where, what instead
+def fit_data(n=30, seed=5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    return X, rng.exponential(size=n), rng.random(n) < 0.7
+
+
+def labelled_frame(pd, n=30):
+    """time ``t``, event ``e`` (numpy bool) and covariates ``a``, ``b``, index 'r0', 'r1', ..."""
+    X, t, e = fit_data(n)
+    return pd.DataFrame({"t": t, "e": e, "a": X[:, 0], "b": X[:, 1]},
+                        index=[f"r{i}" for i in range(n)])
+
+
+def test_nullable_boolean_event_with_na_names_column_and_index_label():
+    pd = pytest.importorskip("pandas")
+    df = labelled_frame(pd)
+    df["e"] = df["e"].astype("boolean")
+    df.loc[["r4", "r9"], "e"] = pd.NA
+    with pytest.raises(ValueError, match=(
+            r"^column 'e' \(event_col\) has a missing value \(<NA>\) at index 'r4' \(row 4\): "
+            r"every row needs an event \(True/1 or False/0\); drop or fill such rows first, "
+            r"e\.g\. df\.dropna\(subset=\['e'\]\)$")):
+        CoxPH().fit(df, duration_col="t", event_col="e")
+    # with the default index the label is the row
+    with pytest.raises(ValueError, match=r"^column 'e' \(event_col\) has a missing value "
+                                         r"\(<NA>\) at row 4: "):
+        CoxPH().fit(df.reset_index(drop=True), duration_col="t", event_col="e")
+    # the same column passed as an array names the row of the array
+    X, t, _ = fit_data()
+    with pytest.raises(ValueError, match=r"^event contains <NA> at row 4: each row needs an "
+                                         r"event \(1/True or 0/False\); drop the row or fill "
+                                         r"it in$"):
+        CoxPH().fit(X, t, df["e"])
+
+
+def test_nullable_boolean_event_without_na_fits_as_numpy_bool():
+    pd = pytest.importorskip("pandas")
+    df = labelled_frame(pd)
+    ref = CoxPH().fit(df, duration_col="t", event_col="e")
+    got = CoxPH().fit(df.astype({"e": "boolean"}), duration_col="t", event_col="e")
+    assert got.n_events_ == ref.n_events_
+    np.testing.assert_array_equal(got.coef_, ref.coef_)
+    got = CoxPH().fit(df.astype({"e": "boolean", "t": "Float64"}), duration_col="t",
+                      event_col="e")
+    np.testing.assert_array_equal(got.coef_, ref.coef_)
+
+
+def test_other_frame_columns_with_missing_values_name_column_and_index_label():
+    pd = pytest.importorskip("pandas")
+    df = labelled_frame(pd).assign(w=1.0)
+    df.loc["r7", "t"] = np.nan
+    with pytest.raises(ValueError, match=r"^column 't' \(duration_col\) has a missing value "
+                                         r"\(nan\) at index 'r7' \(row 7\): every row needs a "
+                                         r"follow-up time; .*subset=\['t'\]\)$"):
+        CoxPH().fit(df, duration_col="t", event_col="e", weights_col="w")
+    df = labelled_frame(pd).assign(w=pd.array([1.0] * 30, dtype="Float64"))
+    df.loc["r2", "w"] = pd.NA
+    with pytest.raises(ValueError, match=r"^column 'w' \(weights_col\) has a missing value "
+                                         r"\(<NA>\) at index 'r2' \(row 2\): every row needs a "
+                                         r"weight; "):
+        CoxPH().fit(df, duration_col="t", event_col="e", weights_col="w")
+
+
+SPARSE = ["csr_matrix", "csr_array", "coo_matrix", "csc_array"]
+
+
+@pytest.mark.parametrize("kind", SPARSE)
+def test_sparse_X_is_refused_with_the_dense_call(kind):
+    import scipy.sparse
+
+    X, t, e = fit_data()
+    S = getattr(scipy.sparse, kind)(X)
+    message = (rf"^X is a scipy sparse {kind}, and sparse X is not supported: pass a dense "
+               r"array, X\.toarray\(\)$")
+    with pytest.raises(TypeError, match=message):
+        CoxPH().fit(S, t, e)
+    m = CoxPH().fit(S.toarray(), t, e)
+    for predict in (m.predict_risk, m.predict_log_partial_hazard, m.predict_partial_hazard,
+                    m.predict_cumulative_hazard, m.predict_survival_function,
+                    m.predict_median):
+        with pytest.raises(TypeError, match=message):
+            predict(S)
+
+
+def test_one_dimensional_X_asks_for_one_column_per_covariate():
+    X, t, e = fit_data()
+    fit_message = (r"^X must be 2-D, one column per covariate \(n_samples, n_features\), got "
+                   r"shape \(30,\): for one covariate pass X\.reshape\(-1, 1\)$")
+    with pytest.raises(ValueError, match=fit_message):
+        CoxPH().fit(X[:, 0], t, e)
+    with pytest.raises(ValueError, match=fit_message):
+        CoxPH().fit(X[:, 0].tolist(), t, e)
+    assert CoxPH().fit(X[:, 0].reshape(-1, 1), t, e).n_features_in_ == 1
+    # in a prediction a 1-D X may also be one row
+    m = CoxPH().fit(X, t, e)
+    with pytest.raises(ValueError, match=r"^X must be 2-D, one column per covariate "
+                                         r"\(n_samples, n_features\), got shape \(2,\): for one "
+                                         r"covariate pass X\.reshape\(-1, 1\), for one row "
+                                         r"X\.reshape\(1, -1\)$"):
+        m.predict_risk(X[0])
+    with pytest.raises(ValueError, match=r"^X must be 2-D, one column per covariate "
+                                         r"\(n_samples, n_features\), got shape \(2, 15, 2\)$"):
+        CoxPH().fit(X.reshape(2, 15, 2), t, e)
+
+
+@pytest.mark.parametrize("missing, shown", [(None, "None"), (np.nan, "nan"), ("NA", "<NA>")])
+@pytest.mark.parametrize("labels", [["a", "b"], [1, 2]])
+def test_missing_stratum_label_in_an_array_names_the_row(missing, shown, labels):
+    """It was a TypeError about sorting, or (NaN in a list of strings) a stratum 'nan'."""
+    X, t, e = fit_data()
+    if missing == "NA":
+        missing = pytest.importorskip("pandas").NA
+    s = (labels * 15)[:]
+    s[5] = missing
+    message = (rf"^strata contains {shown} at row 5: each row needs a label; drop the row or "
+               r"give it one$")
+    with pytest.raises(ValueError, match=message):
+        CoxPH().fit(X, t, e, strata=s)
+    with pytest.raises(ValueError, match=message):
+        CoxPH().fit(X, t, e, strata=np.array(s, dtype=object))
+    # cluster ids share the check, under their own name
+    with pytest.raises(ValueError, match=rf"^cluster contains {shown} at row 5: each row needs "
+                                         r"a label; "):
+        CoxPH().fit(X, t, e, cluster=s)
+
+
+def test_float_strata_nan_keeps_its_message_and_says_what_to_do():
+    X, t, e = fit_data()
+    with pytest.raises(ValueError, match=r"^strata contains nan at row 3: each row needs a "
+                                         r"label; drop the row or give it one$"):
+        CoxPH().fit(X, t, e, strata=np.where(np.arange(30) == 3, np.nan, 1.0))
+
+
+@pytest.mark.parametrize("column, shown", [
+    ("text", "None"), ("float", "nan"), ("category", "nan"), ("Int64", "<NA>")])
+def test_missing_value_in_a_frame_strata_column_names_column_and_index_label(column, shown):
+    pd = pytest.importorskip("pandas")
+    df = labelled_frame(pd)
+    g = {"text": pd.Series(["x", "y"] * 15, index=df.index, dtype=object),
+         "float": pd.Series([1.0, 2.0] * 15, index=df.index),
+         "category": pd.Series(pd.Categorical(["x", "y"] * 15), index=df.index),
+         "Int64": pd.Series(pd.array([1, 2] * 15, dtype="Int64"), index=df.index)}[column]
+    g.loc["r5"] = None
+    df["g"] = g
+    message = (rf"^column 'g' \(strata\) has a missing value \({shown}\) at index 'r5' "
+               r"\(row 5\): every row needs a stratum label; drop or fill such rows first, "
+               r"e\.g\. df\.dropna\(subset=\['g'\]\)$")
+    with pytest.raises(ValueError, match=message):
+        CoxPH().fit(df, duration_col="t", event_col="e", strata="g")
+    # with two strata columns the row was its own stratum 'g=None, h=1' before
+    with pytest.raises(ValueError, match=message):
+        CoxPH().fit(df.assign(h=1), duration_col="t", event_col="e", strata=["h", "g"])
+    # a prediction reading the strata columns refuses it too
+    m = CoxPH().fit(df.drop(index="r5"), duration_col="t", event_col="e", strata="g")
+    with pytest.raises(ValueError, match=message):
+        m.predict_cumulative_hazard(df)
+
+
+@pytest.mark.parametrize("names, shown, columns", [
+    (["a", "a"], "a", "0 and 1"), (["a", "b", "a"], "a", "0 and 2"),
+    ([1, "1"], "1", "0 and 1")])
+def test_repeated_feature_names_are_refused(names, shown, columns):
+    X, t, e = fit_data()
+    X = np.column_stack([X, X[:, 0] ** 2])[:, :len(names)]
+    with pytest.raises(ValueError, match=rf"^feature_names repeats '{shown}' \(columns "
+                                         rf"{columns}\): give each column of X its own name$"):
+        CoxPH().fit(X, t, e, feature_names=names)
+
+
+def test_repeated_frame_column_names_are_refused():
+    pd = pytest.importorskip("pandas")
+    df = labelled_frame(pd)
+    repeated = df.set_axis(["t", "e", "a", "a"], axis=1)
+    message = (r"^the DataFrame has 2 columns named '{}' \(positions {}\): columns are found by "
+               r"name, so give each its own name \(df\.columns = \[\.\.\.\]\) or drop the "
+               r"repeats$")
+    with pytest.raises(ValueError, match=message.format("a", "2 and 3")):
+        CoxPH().fit(repeated, duration_col="t", event_col="e")
+    with pytest.raises(ValueError, match=message.format("a", "2 and 3")):
+        CoxPH().fit(repeated, duration_col="t", event_col="e", formula="a")
+    # a repeat the fit does not read is left alone
+    CoxPH().fit(df.set_axis(["t", "e", "b", "b"], axis=1).assign(a=df.a), duration_col="t",
+                event_col="e", formula="a")
+    with pytest.raises(ValueError, match=message.format("t", "0 and 1")):
+        CoxPH().fit(df.set_axis(["t", "t", "a", "b"], axis=1), duration_col="t", event_col="a")
+    with pytest.raises(ValueError, match=message.format("g", "4 and 5")):
+        CoxPH().fit(pd.concat([df, pd.DataFrame({"g": 1, "g2": 2}, index=df.index)
+                               .set_axis(["g", "g"], axis=1)], axis=1),
+                    duration_col="t", event_col="e", strata="g")
+    # 1 and '1' are the same name once written out
+    with pytest.raises(ValueError, match=message.format("1", "2 and 3")):
+        CoxPH().fit(df.set_axis(["t", "e", 1, "1"], axis=1), duration_col="t", event_col="e")
+    # predictions read columns by name, too
+    m = CoxPH().fit(df, duration_col="t", event_col="e")
+    with pytest.raises(ValueError, match=message.format("a", "2 and 3")):
+        m.predict_partial_hazard(repeated)
+    X, t, e = fit_data()
+    m = CoxPH().fit(X, t, e, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match=message.format("a", "0 and 2")):
+        m.predict_log_partial_hazard(df[["a", "b", "a"]])
+
+
+def test_a_covariate_listed_twice_is_refused():
+    t = {"time": np.array([1.0, 2.0, 3.0]), "event": np.ones(3), "age": np.array([5.0, 6, 4])}
+    with pytest.raises(ValueError, match=r"^covariate column 'age' is listed twice: list each "
+                                         r"column once$"):
+        pick_columns(t, "d.csv", "time", "event", covariates=["age", "age"])
+
+
+def test_an_encoded_name_clashing_with_a_column_is_refused():
+    pd = pytest.importorskip("pandas")
+    df = labelled_frame(pd).assign(race=["w", "b", "o"] * 10)
+    df["race[T.w]"] = df.a ** 2
+    with pytest.raises(ValueError, match=r"^two covariates are named 'race\[T\.w\]' \(a "
+                                         r"column has the name of a categorical column's "
+                                         r"level\): rename the column$"):
+        CoxPH().fit(df, duration_col="t", event_col="e")
+
+
 # ------------------------------------------------------ the MPI reader, simulated
 def split_read(path, nranks):
     """What ``read_table_rows`` + ``fit_args`` give on nranks ranks: the table or the error.
