@@ -65,11 +65,16 @@ def _env_int(environ: Mapping[str, str], name: str) -> int | None:
     return value
 
 
+def _integer(value, source: str) -> int:
+    """``value`` as an int: an integer, or a float with an integral value; else TypeError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(value) or int(value) != value:
+        raise TypeError(f"{source} must be an integer, got {value!r}")
+    return int(value)
+
+
 def _checked(threads, source: str, limit: int) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, numbers.Real) \
-            or not math.isfinite(threads) or int(threads) != threads:
-        raise TypeError(f"{source} must be an integer, got {threads!r}")
-    threads = int(threads)
+    threads = _integer(threads, source)
     if not 1 <= threads <= limit:
         raise ValueError(
             f"{source} must be between 1 and {limit} (NUMBA_NUM_THREADS), got {threads}"
@@ -91,8 +96,9 @@ def decide_threads(
         An explicit count (the CLI's ``--threads``), from 1 to :func:`max_threads`.
     cores : int, optional
         Cores available on this node (under MPI: the union of the CPU affinity
-        sets of its ranks, :func:`graphpar.mpi.comm.node_info`). None in a
-        serial process.
+        sets of its ranks, :func:`graphpar.mpi.comm.node_info`), an integer
+        >= 1 (a float only with an integral value, such as ``4.0``). None in a
+        serial process. Checked even when ``threads`` or a variable decides.
     ranks_on_node : int
         Processes of this job on this node (1 in a serial process).
     environ : mapping, optional
@@ -110,9 +116,14 @@ def decide_threads(
 
     Raises
     ------
-    ValueError, TypeError
-        A count that is not a positive integer (naming the argument or the
-        variable and its value), or an explicit count above :func:`max_threads`.
+    TypeError
+        ``threads`` or ``cores`` that is not an integer (a bool, a string, a
+        float with a fractional part, ``nan`` or ``inf``), naming the argument
+        and its value.
+    ValueError
+        ``threads`` or ``cores`` below 1, a variable that is not a positive
+        integer, or an explicit count above :func:`max_threads`, naming the
+        argument or the variable and its value.
 
     Examples
     --------
@@ -124,6 +135,10 @@ def decide_threads(
     (1, 'cores/ranks')
     """
     env = os.environ if environ is None else environ
+    if cores is not None:
+        cores = _integer(cores, "cores")
+        if cores < 1:
+            raise ValueError(f"cores must be a positive integer, got {cores}")
     limit = max_threads()
     ranks = max(1, int(ranks_on_node))
     if threads is not None:
@@ -162,18 +177,33 @@ def set_threads(threads: int | None = None, *, cores: int | None = None,
         variables that is set (see :func:`decide_threads`), and otherwise
         leaves Numba's setting alone (or, given ``cores``, uses
         ``cores // ranks_on_node``).
-    cores, ranks_on_node : int, optional
-        Cores on this node and the job's processes on it (under MPI).
+    cores : int, optional
+        Cores on this node (under MPI), an integer >= 1; ``None`` (the default)
+        in a serial process.
+    ranks_on_node : int, optional
+        The job's processes on this node (under MPI).
 
     Returns
     -------
     int
         The number of threads now in force.
 
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`decide_threads`: ``threads`` or ``cores`` that is not a
+        positive integer (TypeError when it is not an integer at all, ValueError
+        when it is below 1), naming the argument and its value; an explicit count
+        above :func:`max_threads`; a malformed variable. Nothing is set then.
+
     Examples
     --------
     >>> set_threads(1)
     1
+    >>> set_threads(cores=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: cores must be a positive integer, got 0
     """
     n, _ = decide_threads(threads, cores=cores, ranks_on_node=ranks_on_node)
     if n is None:

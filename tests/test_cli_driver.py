@@ -335,6 +335,73 @@ def test_an_output_naming_an_input_is_refused_before_any_work(argv, flag, what, 
     assert all(f.read_text() == "precious\n" for f in files.values())
 
 
+# an output whose name says another format than the one written there (every --plot is a
+# PNG; gcn's -o an .npy, --save-model an .npz, --history CSV): refused before any work
+PNG = "the picture is written as a PNG"
+SUFFIX_CASES = [
+    (["sssp", "--generate", "grid:3", "--plot", "{d}/h.jpg"], "--plot", ".png", PNG),
+    (["sssp", "--generate", "grid:3", "--plot", "{d}/hist"], "--plot", ".png", PNG),
+    (["cox", "{lung}", "--time", "time", "--event", "status", "--plot", "{d}/fit.svg"],
+     "--plot", ".png", PNG),
+    (["gcn", "--dataset", "sbm", "--plot", "{d}/curves.pdf"], "--plot", ".png", PNG),
+    (["gcn", "--dataset", "sbm", "-o", "{d}/pred.txt"], "--output", ".npy",
+     "the predictions are written as an int64 .npy array"),
+    (["gcn", "--dataset", "sbm", "-o", "{d}/pred.npz"], "--output", ".npy",
+     "the predictions are written as an int64 .npy array"),
+    (["gcn", "--dataset", "sbm", "--save-model", "{d}/model.txt"], "--save-model", ".npz",
+     "the model is written as an .npz archive that graphpar.GCN.load reads"),
+    (["gcn", "--dataset", "sbm", "--save-model", "{d}/model.npy"], "--save-model", ".npz",
+     "the model is written as an .npz archive that graphpar.GCN.load reads"),
+    (["gcn", "--dataset", "sbm", "--history", "{d}/history.npy"], "--history", ".csv",
+     "the history is written as CSV"),
+]
+
+
+@pytest.mark.parametrize("argv, flag, suffix, why", SUFFIX_CASES,
+                         ids=[f"{c[0][0]}-{c[1]}-{c[0][-1].rsplit('/', 1)[1]}"
+                              for c in SUFFIX_CASES])
+def test_an_output_named_for_another_format_is_refused_before_any_work(
+        argv, flag, suffix, why, tmp_path, capsys):
+    args = [a.format(d=tmp_path, lung=LUNG) for a in argv]
+    ran = []
+    parsed = build_parser().parse_args(args)
+    parsed.func = lambda *a: ran.append(a)  # the subcommand itself must never start
+    from graphpar.cli._driver import run_command
+
+    assert run_command(parsed, False) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"graphpar: error: {flag} {args[-1]}: the name must end in "
+                            f"{suffix} ({why})\n")
+    assert captured.out == "" and not ran and list(tmp_path.iterdir()) == []
+
+
+def test_output_names_for_the_written_format_pass_in_any_case(tmp_path):
+    from graphpar.cli._driver import check_output_paths
+
+    for argv in (["gcn", "--dataset", "sbm", "--plot", "{d}/c.PNG", "-o", "{d}/p.Npy",
+                  "--save-model", "{d}/m.NPZ", "--history", "{d}/h.CSV"],
+                 ["gcn", "--dataset", "sbm", "--plot", "{d}/c.png", "-o", "{d}/p.npy",
+                  "--save-model", "{d}/m.npz", "--history", "{d}/h.csv"],
+                 ["sssp", "--generate", "grid:3", "--plot", "{d}/h.png", "-o", "{d}/d.npz"],
+                 ["cox", "{lung}", "--time", "time", "--event", "status",
+                  "--plot", "{d}/f.png", "-o", "{d}/f.json"]):
+        check_output_paths(build_parser().parse_args(
+            [a.format(d=tmp_path, lung=LUNG) for a in argv]))
+
+
+def test_the_plot_name_check_imports_no_matplotlib(tmp_path):
+    # every --plot is a PNG: its name is checked without loading matplotlib (0.3 s and more)
+    argv = ["sssp", "--generate", "grid:3", "--plot", str(tmp_path / "h.png")]
+    code = ("import sys; from graphpar.cli import build_parser; "
+            "from graphpar.cli._driver import check_output_paths; "
+            f"check_output_paths(build_parser().parse_args({argv!r})); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+
+
 def test_an_output_beside_the_inputs_is_fine(tmp_path):
     from graphpar.cli._driver import check_output_paths
 

@@ -335,6 +335,30 @@ def test_option_combinations_and_outputs_refused_before_training(capsys, tmp_pat
                     "--history and --output name the same file")
 
 
+@pytest.mark.parametrize("flag, name, suffix", [
+    ("-o", "pred.txt", ".npy"),          # was written, .npy bytes under a .txt name
+    ("--output", "pred", ".npy"),        # numpy.save adds no suffix to an open file
+    ("--save-model", "model.txt", ".npz"),
+    ("--save-model", "model.npy", ".npz"),
+    ("--history", "history.npy", ".csv"),
+    ("--plot", "curves.jpg", ".png"),    # was written, PNG bytes under a .jpg name
+    ("--plot", "curves.svg", ".png"),
+])
+def test_outputs_named_for_another_format_are_refused_before_loading(capsys, tmp_path, flag,
+                                                                       name, suffix):
+    _, paths = user_files(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(user_argv(paths, "--epochs", "2", flag, str(out / name), "-q")) == 2
+    captured = capsys.readouterr()
+    [line] = captured.err.splitlines()
+    option = "--output" if flag == "-o" else flag
+    assert line.startswith(f"graphpar: error: {option} {out / name}: the name must end in "
+                           f"{suffix} ("), line
+    assert captured.out == ""  # not even "loaded ...": nothing was read or trained
+    assert list(out.iterdir()) == []
+
+
 @pytest.mark.mpi
 def test_user_data_under_mpiexec_equals_serial(tmp_path):
     from conftest import run_mpiexec

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import numba
+import numpy as np
 import pytest
 from capped import assert_one_line_error, run_capped
 from conftest import ROOT
@@ -84,6 +85,46 @@ def test_bad_counts_name_the_argument_or_variable(threads, env, kind, needle):
     with pytest.raises(kind) as info:
         decide_threads(threads, environ=env)
     assert needle in str(info.value)
+
+
+@pytest.mark.parametrize("cores, kind, needle", [
+    (0, ValueError, "cores must be a positive integer, got 0"),
+    (-4, ValueError, "cores must be a positive integer, got -4"),
+    (np.int64(0), ValueError, "cores must be a positive integer, got 0"),
+    (1.5, TypeError, "cores must be an integer, got 1.5"),
+    (0.5, TypeError, "cores must be an integer, got 0.5"),
+    (True, TypeError, "cores must be an integer, got True"),
+    (False, TypeError, "cores must be an integer, got False"),
+    (float("nan"), TypeError, "cores must be an integer, got nan"),
+    (float("inf"), TypeError, "cores must be an integer, got inf"),
+    ("8", TypeError, "cores must be an integer, got '8'"),
+])
+def test_bad_core_counts_name_the_argument(monkeypatch, cores, kind, needle):
+    """``cores`` is a count like ``threads``: not silently raised to 1 (cores=0 gave 1)."""
+    monkeypatch.setenv("GRAPHPAR_NUM_THREADS", "1")  # refused even when it would not be used
+    calls = [lambda: decide_threads(cores=cores, environ={}),
+             lambda: decide_threads(1, cores=cores, environ={}),
+             lambda: set_threads(cores=cores),
+             lambda: set_threads(1, cores=cores, ranks_on_node=2)]
+
+    def check():
+        for call in calls:
+            with pytest.raises(kind) as info:
+                call()
+            assert needle in str(info.value)
+        assert numba.get_num_threads() == LIMIT  # nothing was set
+
+    at_threads(LIMIT, check)
+
+
+def test_integral_core_counts_are_ints():
+    # None keeps Numba's setting; an integral float counts as its integer, as for threads
+    assert decide_threads(cores=None, environ={}) == (None, "numba")
+    for cores in (1, np.int64(1), 1.0):
+        n, source = decide_threads(cores=cores, environ={})
+        assert (n, source) == (1, "cores/ranks") and type(n) is int
+    n, _ = decide_threads(cores=float(LIMIT + 3), environ={})
+    assert n == LIMIT and type(n) is int
 
 
 def test_set_threads_applies_the_rule(monkeypatch):

@@ -28,8 +28,9 @@ interrupted`` once and aborts with status 130, SIGTERM ``graphpar:
 terminated`` with status 143; anything else is a bug, printed with its
 traceback (status 1). A warning is printed as one ``graphpar: warning: ...``
 line by the rank that warns (with ``--quiet`` too: it is about the data, not
-progress), and an output that would overwrite one of the run's inputs is
-refused before any work (:func:`check_output_paths`).
+progress), and an output that would overwrite one of the run's inputs, or
+whose name says another format than the one written there (a ``--plot`` not
+named ``.png``), is refused before any work (:func:`check_output_paths`).
 """
 
 from __future__ import annotations
@@ -421,15 +422,49 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
 # every subcommand option that names a file the run writes
 OUTPUT_OPTIONS = ("output", "save_model", "history", "plot")
 
+# The names an output option's file must end in, and why: every ``--plot`` is a PNG
+# (graphpar.plot writes PNG whatever the name). A subcommand that writes one format to
+# another option declares it on its parser, as
+# ``parser.set_defaults(output_suffixes={"history": ((".csv",), "the history is written
+# as CSV")})``; :func:`check_output_paths` checks them all.
+PLOT_SUFFIXES = ((".png",), "the picture is written as a PNG")
+
+
+def check_suffix(flag: str, path, suffixes: tuple[str, ...], why: str) -> None:
+    """Refuse an output ``path`` whose name does not end in one of ``suffixes`` (in any case).
+
+    ``flag`` names the option and ``why`` says what is written there.
+
+    Raises
+    ------
+    ValueError
+        Naming the option, the path and the suffixes it may end in.
+
+    Examples
+    --------
+    >>> check_suffix("--plot", "runs/h.PNG", *PLOT_SUFFIXES)
+    >>> check_suffix("--plot", "runs/h.jpg", *PLOT_SUFFIXES)
+    Traceback (most recent call last):
+    ...
+    ValueError: --plot runs/h.jpg: the name must end in .png (the picture is written as a PNG)
+    """
+    if not str(path).lower().endswith(tuple(x.lower() for x in suffixes)):
+        *rest, last = suffixes
+        either = f"{', '.join(rest)} or {last}" if rest else last
+        raise ValueError(f"{flag} {path}: the name must end in {either} ({why})")
+
 
 def check_output_paths(args) -> None:
     """Refuse, before any work, an output whose folder is missing, that is a folder, that
-    two options name, or that is one of the run's input files; and ``--plot`` without
+    two options name, or that is one of the run's input files; an output whose name does
+    not end in the suffix of what is written there (every ``--plot`` is a PNG, and what
+    the subcommand declared in ``args.output_suffixes``); and ``--plot`` without
     matplotlib.
 
     The inputs are every other argument the command line gave as text that names
     an existing file (``GRAPH_FILE``, ``--features``, ``--sources``, ...: the
     options :class:`graphpar.cli.Parser` recorded in ``args.option_names``).
+    matplotlib is not imported: a PNG's name needs no look at what it can write.
 
     Raises
     ------
@@ -443,6 +478,10 @@ def check_output_paths(args) -> None:
     Traceback (most recent call last):
     ...
     ValueError: --output /no/such/folder/x.npz: the folder /no/such/folder does not exist
+    >>> check_output_paths(argparse.Namespace(plot="curves.svg"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --plot curves.svg: the name must end in .png (the picture is written as a PNG)
     """
     import importlib.util
     import os
@@ -463,6 +502,11 @@ def check_output_paths(args) -> None:
             raise ValueError(f"{flag} and {seen[key]} name the same file, {path}")
         seen[key] = flag
         refuse_overwriting_an_input(args, path, f"{flag} {path}")
+    rules = {"plot": PLOT_SUFFIXES, **(getattr(args, "output_suffixes", None) or {})}
+    for opt in OUTPUT_OPTIONS:
+        path = getattr(args, opt, None)
+        if path is not None and opt in rules:
+            check_suffix("--" + opt.replace("_", "-"), path, *rules[opt])
     if getattr(args, "plot", None) is not None and importlib.util.find_spec("matplotlib") is None:
         from graphpar.plot import INSTALL_HINT
 

@@ -98,8 +98,8 @@ def register(sub) -> None:
                         "names, compressed too, else a comma); write '\\t' for a tab")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw the hazard ratios with their 95%% intervals to FILE.png and "
-                        "the baseline survival of each stratum to FILE.survival.png "
-                        "(needs matplotlib)")
+                        "the baseline survival of each stratum to FILE.survival.png (PNG "
+                        "images; other names are refused; needs matplotlib)")
     add_shared_options(p, json=True,
                        output="the summary (.json or .csv; the baseline survival goes beside it, "
                               "see below)")
@@ -352,8 +352,9 @@ def plot_paths(path: str) -> dict:
     >>> plot_paths("out/fit.png")["survival"]
     'out/fit.survival.png'
     """
-    if not path.lower().endswith(".png"):
-        raise ValueError(f"--plot must end in .png, got {path!r}")
+    from graphpar.cli._driver import PLOT_SUFFIXES, check_suffix
+
+    check_suffix("--plot", path, *PLOT_SUFFIXES)  # as the driver did before the run
     return {"coefficients": path, "survival": path[:-4] + ".survival.png"}
 
 
@@ -377,8 +378,7 @@ def run(args, ctx) -> int:
             return paths
 
         paths = ctx.collectively(check_output)
-    if getattr(args, "plot", None):
-        ctx.collectively(lambda: plot_paths(args.plot))
+    # --plot's name (.png) was checked by the driver before the run (check_output_paths)
     kw, load_s = ctx.timed(lambda: _read(args, ctx))
     rows = None
     if args.predict is not None:

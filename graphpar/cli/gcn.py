@@ -12,8 +12,9 @@ and its rows of the features, labels and split (:func:`load_user_rows`;
 ``--partition`` block or edge, default edge). The model trains with
 :func:`graphpar.mpi.train_gcn`; rank 0 prints the serial report plus the
 partition, the halo of one feature column and the bytes sent per epoch, and
-writes the output files (``--save-model``, ``--output``, ``--history``, ``--plot``),
-each atomically.
+writes the output files (``--save-model`` an ``.npz``, ``--output`` an ``.npy``,
+``--history`` a ``.csv``, ``--plot`` a ``.png``: a name that ends otherwise is refused
+before any work, :data:`OUTPUT_SUFFIXES`), each atomically.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ ENV_PARTITION = "GRAPHPAR_PARTITION"
 # chance (1/7) and above what the flipped indicator features alone allow (about 57%).
 DEMO_CORA_MIN = 0.78
 DEMO_SBM_MIN = 0.75
+# What each output file holds, so the name it must end in (any case; the driver's
+# check_output_paths refuses another before any work, as it does a --plot not named .png).
+OUTPUT_SUFFIXES = {
+    "output": ((".npy",), "the predictions are written as an int64 .npy array"),
+    "save_model": ((".npz",), "the model is written as an .npz archive that "
+                              "graphpar.GCN.load reads"),
+    "history": ((".csv",), "the history is written as CSV"),
+}
 
 
 def hidden_widths(text: str):
@@ -72,7 +81,10 @@ def register(sub) -> None:
             "else $GRAPHPAR_DATA, else ~/.cache/graphpar (in a planetoid/ subfolder or "
             "directly), and downloaded there when missing (verified against the project's "
             "SHA-256 sums). Progress goes to stderr: a live bar on a terminal, a plain line "
-            "every few seconds in a log, nothing with --quiet."
+            "every few seconds in a log, nothing with --quiet. Each output file's name "
+            "must end in the format written there (in any case): -o FILE.npy, --save-model "
+            "FILE.npz, --history FILE.csv, --plot FILE.png; another name is refused before "
+            "any work."
         ),
     )
     src = p.add_mutually_exclusive_group(required=True)
@@ -118,17 +130,18 @@ def register(sub) -> None:
         "hypergraph need graphpar[partition]). With --graph each rank reads its own "
         "vertex range: block or edge (default edge)",
     )
-    p.add_argument("--save-model", metavar="FILE",
-                   help="write the trained model (weights and configuration) to FILE, an "
-                        ".npz that graphpar.GCN.load reads")
-    p.add_argument("--history", metavar="FILE",
-                   help="write the loss and accuracies of every epoch to FILE (CSV)")
-    p.add_argument("--plot", metavar="FILE",
-                   help="draw the loss and accuracy per epoch to FILE (PNG; needs "
-                        "graphpar[plot])")
+    p.add_argument("--save-model", metavar="FILE.npz",
+                   help="write the trained model (weights and configuration) to FILE.npz, "
+                        "an .npz archive that graphpar.GCN.load reads")
+    p.add_argument("--history", metavar="FILE.csv",
+                   help="write the loss and accuracies of every epoch to FILE.csv (CSV)")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw the loss and accuracy per epoch to FILE.png (a PNG image; "
+                        "needs graphpar[plot])")
     add_shared_options(p, seed=True, json=True,
-                       output="the predicted class of every vertex (an int64 .npy)")
-    p.set_defaults(func=run)
+                       output="the predicted class of every vertex (an int64 .npy array)",
+                       output_metavar="FILE.npy")
+    p.set_defaults(func=run, output_suffixes=OUTPUT_SUFFIXES)
 
 
 def load(name: str, data_dir=None, download: bool = True, seed: int = 0):

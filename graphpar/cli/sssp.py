@@ -20,8 +20,10 @@ distance,predecessor`` per vertex reached from each source, by label when the
 graph has labels (else by vertex number; the predecessor is empty for the
 source itself); ``--output FILE.npy`` the distances alone (shape ``(n,)``
 for one source, ``(k, n)`` for several); any other name is refused before
-the graph is read. ``--plot PNG``
-draws the distribution of the distances (:func:`graphpar.plot.distance_histogram`).
+the graph is read. ``--plot FILE.png``
+draws the distribution of the distances as a PNG
+(:func:`graphpar.plot.distance_histogram`); another name is refused before any
+work (:func:`graphpar.cli._driver.check_output_paths`).
 
 Under ``mpiexec`` the same command runs distributed: every rank reads its share
 of the graph (:func:`graphpar.mpi.read_graph`) or generates it in parallel
@@ -351,8 +353,9 @@ def register(sub) -> None:
                               "(CSV/TSV and .el/.wel edge lists)")
     p.add_argument("--verify", action="store_true",
                    help="check against the serial Dijkstra; exit status 1 if they differ")
-    p.add_argument("--plot", metavar="PNG",
-                   help="draw the distribution of the distances (needs matplotlib)")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw the distribution of the distances to FILE.png (a PNG image; "
+                        "other names are refused; needs matplotlib)")
     add_shared_options(p, seed=True, json=True,
                        output="distances, predecessors and sources (.npz, with the "
                               "vertices' labels when the graph has them), one "
