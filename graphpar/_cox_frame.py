@@ -227,8 +227,9 @@ class FrameColumns:
         miss = missing_mask(values)
         if miss.any():
             i = int(np.argmax(miss))
-            raise ValueError(f"column {name!r} has a missing value at row {i}: categorical "
-                             "covariates must have a label in every row (drop or fill the row)")
+            raise ValueError(f"column {name!r} has a missing value {_frame_row(self.df, i)}: "
+                             "categorical covariates must have a label in every row (drop or "
+                             "fill the row)")
         return values
 
     def numbers(self, name: str) -> np.ndarray:

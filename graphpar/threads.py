@@ -100,7 +100,8 @@ def decide_threads(
         >= 1 (a float only with an integral value, such as ``4.0``). None in a
         serial process. Checked even when ``threads`` or a variable decides.
     ranks_on_node : int
-        Processes of this job on this node (1 in a serial process).
+        Processes of this job on this node (1 in a serial process), an integer
+        >= 1, checked as ``cores`` is.
     environ : mapping, optional
         The environment to read (default ``os.environ``).
 
@@ -135,12 +136,12 @@ def decide_threads(
     (1, 'cores/ranks')
     """
     env = os.environ if environ is None else environ
-    if cores is not None:
-        cores = _integer(cores, "cores")
-        if cores < 1:
-            raise ValueError(f"cores must be a positive integer, got {cores}")
+    for name, value in (("cores", cores), ("ranks_on_node", ranks_on_node)):
+        if value is not None and _integer(value, name) < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value}")
+    cores = None if cores is None else _integer(cores, "cores")
     limit = max_threads()
-    ranks = max(1, int(ranks_on_node))
+    ranks = _integer(ranks_on_node, "ranks_on_node")
     if threads is not None:
         return _checked(threads, "threads", limit), "threads"
     explicit = _env_int(env, ENV_THREADS)

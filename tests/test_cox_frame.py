@@ -145,6 +145,10 @@ def test_weights_strata_columns_and_lists():
     (lambda m, df: m.fit(df.assign(celltype=df.celltype.where(df.index != 7)),
                          duration_col="time", event_col="status"),
      r"^column 'celltype' has a missing value at row 7"),
+    (lambda m, df: m.fit(df.assign(celltype=df.celltype.where(df.index != 7))
+                         .set_axis([f"p{i}" for i in range(len(df))]),
+                         duration_col="time", event_col="status"),
+     r"^column 'celltype' has a missing value at index 'p7' \(row 7\)"),
 ])
 def test_mistaken_calls_say_what_to_write(call, pattern):
     df = frame("veteran_factor.csv")

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numba
 import numpy as np
@@ -115,6 +116,20 @@ def test_bad_core_counts_name_the_argument(monkeypatch, cores, kind, needle):
         assert numba.get_num_threads() == LIMIT  # nothing was set
 
     at_threads(LIMIT, check)
+
+
+@pytest.mark.parametrize("ranks, kind, needle", [
+    (0, ValueError, "ranks_on_node must be a positive integer, got 0"),
+    (-3, ValueError, "ranks_on_node must be a positive integer, got -3"),
+    (2.7, TypeError, "ranks_on_node must be an integer, got 2.7"),
+    (None, TypeError, "ranks_on_node must be an integer, got None"),
+])
+def test_bad_rank_counts_name_the_argument(ranks, kind, needle):
+    """0 and -3 had meant one rank, 2.7 two."""
+    for call in (lambda: decide_threads(cores=8, ranks_on_node=ranks, environ={}),
+                 lambda: decide_threads(1, cores=8, ranks_on_node=ranks, environ={})):
+        with pytest.raises(kind, match=re.escape(needle)):
+            call()
 
 
 def test_integral_core_counts_are_ints():
