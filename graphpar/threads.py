@@ -73,6 +73,14 @@ def _integer(value, source: str) -> int:
     return int(value)
 
 
+def _positive(value, source: str) -> int:
+    """``value`` as an int >= 1: TypeError as :func:`_integer`, ValueError below 1."""
+    n = _integer(value, source)
+    if n < 1:
+        raise ValueError(f"{source} must be a positive integer, got {n}")
+    return n
+
+
 def _checked(threads, source: str, limit: int) -> int:
     threads = _integer(threads, source)
     if not 1 <= threads <= limit:
@@ -136,12 +144,9 @@ def decide_threads(
     (1, 'cores/ranks')
     """
     env = os.environ if environ is None else environ
-    for name, value in (("cores", cores), ("ranks_on_node", ranks_on_node)):
-        if value is not None and _integer(value, name) < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value}")
-    cores = None if cores is None else _integer(cores, "cores")
+    cores = None if cores is None else _positive(cores, "cores")
+    ranks = _positive(ranks_on_node, "ranks_on_node")
     limit = max_threads()
-    ranks = _integer(ranks_on_node, "ranks_on_node")
     if threads is not None:
         return _checked(threads, "threads", limit), "threads"
     explicit = _env_int(env, ENV_THREADS)
