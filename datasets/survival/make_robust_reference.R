@@ -43,6 +43,23 @@ cole <- with(colon, data.frame(id = id, etype = etype, time = time, status = sta
 cole <- cole[complete.cases(cole), ]
 cole <- write_csv(cole, "colon_etype.csv")
 
+# Three more data sets of the survival package, written here: flchain (complete cases of
+# the columns used, sex "M" -> male 1; 7874 rows, above the 4096 rows from which graphpar
+# evaluates with its compiled kernels), cgd (counting process, recurrent infections;
+# treat "rIFN-g" -> trt 1, sex "male" -> male 1) and bladder2 (counting process,
+# recurrences, one stratum per recurrence number enum).
+fl2 <- with(flchain, data.frame(futime = futime, death = death, age = age,
+                                male = as.integer(sex == "M"), kappa = kappa,
+                                lambda = lambda))
+fl2 <- write_csv(fl2[complete.cases(fl2), ], "flchain.csv")
+cgd2 <- with(cgd, data.frame(id = id, tstart = tstart, tstop = tstop, status = status,
+                             trt = as.integer(treat == "rIFN-g"),
+                             male = as.integer(sex == "male"), age = age))
+cgd2 <- write_csv(cgd2, "cgd.csv")
+bl2 <- with(bladder2, data.frame(id = id, start = start, stop = stop, event = event,
+                                 rx = rx, number = number, size = size, enum = enum))
+bl2 <- write_csv(bl2, "bladder2.csv")
+
 # residuals = TRUE: the entry also records R's residuals (kept to the smaller data sets)
 models <- list(
   list(name = "lung_robust", data = "lung.csv", d = "lung2", time = "time", event = "status",
@@ -82,7 +99,15 @@ models <- list(
        event = "status", covariates = c("age", "sex", "ph_ecog"), ridge = 1, robust = TRUE),
   list(name = "pbc_robust", data = "pbc.csv", d = "pbc2", time = "time", event = "death",
        covariates = c("age", "edema", "log_bili", "log_albumin", "log_protime"),
-       robust = TRUE)
+       robust = TRUE),
+  list(name = "flchain_robust", data = "flchain.csv", d = "fl2", time = "futime",
+       event = "death", covariates = c("age", "male", "kappa", "lambda"), robust = TRUE),
+  list(name = "cgd_counting_cluster_id", data = "cgd.csv", d = "cgd2", entry = "tstart",
+       time = "tstop", event = "status", covariates = c("trt", "male", "age"),
+       cluster = "id", residuals = TRUE),
+  list(name = "bladder2_counting_strata_cluster_id", data = "bladder2.csv", d = "bl2",
+       entry = "start", time = "stop", event = "event",
+       covariates = c("rx", "number", "size"), strata = "enum", cluster = "id")
 )
 
 out <- c()
