@@ -354,6 +354,9 @@ SUFFIX_CASES = [
      "the model is written as an .npz archive that graphpar.GCN.load reads"),
     (["gcn", "--dataset", "sbm", "--history", "{d}/history.npy"], "--history", ".csv",
      "the history is written as CSV"),
+    (["sssp", "--generate", "grid:3", "-o", "{d}/dist.txt"], "--output", ".npz, .csv or .npy",
+     "the distances and predecessors are written as an .npz archive or as CSV, "
+     "the distances alone as a float64 .npy array"),
 ]
 
 

@@ -478,20 +478,28 @@ def test_sources_file_errors_name_the_entry_not_source_0(tmp_path, capsys):
     assert f"{ids}, line 3: --sources[2] = 99 is out of range" in err
 
 
-@pytest.mark.parametrize("name", ["out.txt", "out", "d.npy.gz", "paths.csv.gz"])
-def test_output_suffix_must_be_npz_csv_or_npy(name, tmp_path, capsys, monkeypatch):
+SSSP_OUTPUT_REFUSED = (
+    "the name must end in .npz, .csv or .npy (the distances and predecessors are written "
+    "as an .npz archive or as CSV, the distances alone as a float64 .npy array)"
+)
+
+
+@pytest.mark.parametrize("name", ["d.txt", "out", "d.npy.gz", "paths.csv.gz"])
+def test_an_output_not_named_npz_csv_or_npy_is_refused_before_the_graph_is_read(
+        name, tmp_path, capsys, monkeypatch):
+    # the driver's check_output_paths applies the rule sssp declares (OUTPUT_SUFFIXES)
     from graphpar.cli import sssp as cli_sssp
 
     def no_work(*a, **k):
-        raise AssertionError("the graph was read before the output was checked")
+        raise AssertionError("the graph was read before the output name was checked")
 
     monkeypatch.setattr(cli_sssp, "_load", no_work)
-    out = tmp_path / name
-    status, _, err = _run_main(["sssp", "--generate", "grid:3", "-o", str(out)], capsys)
-    assert status == 2
-    assert err == (f"graphpar: error: --output {out}: the name must end in .npz, .csv or .npy "
-                   "(see 'graphpar sssp --help')\n")
-    assert not out.exists()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "G.gr").write_text("p sp 3 2\na 1 2 5\na 2 3 1\n")
+    status, out, err = _run_main(["sssp", "G.gr", "--output", name, "-q"], capsys)
+    assert status == 2 and out == ""
+    assert err == f"graphpar: error: --output {name}: {SSSP_OUTPUT_REFUSED}\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["G.gr"]
 
 
 def test_upper_case_suffix_is_accepted(tmp_path, capsys):

@@ -19,11 +19,12 @@ graph has labels; ``--output FILE.csv`` writes one row ``source,target,
 distance,predecessor`` per vertex reached from each source, by label when the
 graph has labels (else by vertex number; the predecessor is empty for the
 source itself); ``--output FILE.npy`` the distances alone (shape ``(n,)``
-for one source, ``(k, n)`` for several); any other name is refused before
-the graph is read. ``--plot FILE.png``
-draws the distribution of the distances as a PNG
-(:func:`graphpar.plot.distance_histogram`); another name is refused before any
-work (:func:`graphpar.cli._driver.check_output_paths`).
+for one source, ``(k, n)`` for several). ``--plot FILE.png`` draws the
+distribution of the distances as a PNG
+(:func:`graphpar.plot.distance_histogram`). An ``--output`` not named for one
+of those three formats (:data:`OUTPUT_SUFFIXES`), or a ``--plot`` not named
+``.png``, is refused before any work
+(:func:`graphpar.cli._driver.check_output_paths`).
 
 Under ``mpiexec`` the same command runs distributed: every rank reads its share
 of the graph (:func:`graphpar.mpi.read_graph`) or generates it in parallel
@@ -361,9 +362,9 @@ def register(sub) -> None:
                               "vertices' labels when the graph has them), one "
                               "source,target,distance,predecessor row per vertex reached "
                               "(.csv, by label when the graph has labels), or the "
-                              "distances alone (float64 .npy); other names are refused",
+                              "distances alone (float64 .npy; no other name is accepted)",
                        output_metavar="OUT.npz|OUT.csv|DIST.npy")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, output_suffixes=OUTPUT_SUFFIXES)
 
 
 def _positive_finite(text: str) -> float:
@@ -389,23 +390,14 @@ def _float(text: str) -> float:
         return math.nan
 
 
-OUTPUT_SUFFIXES = (".npz", ".csv", ".npy")
-
-
-def check_output_name(path) -> None:
-    """Refuse an ``--output`` name that does not end in one of :data:`OUTPUT_SUFFIXES`.
-
-    Examples
-    --------
-    >>> check_output_name("d.NPY")
-    >>> check_output_name("d.txt")
-    Traceback (most recent call last):
-    ...
-    ValueError: --output d.txt: the name must end in .npz, .csv or .npy (see 'graphpar sssp --help')
-    """
-    if path is not None and not str(path).lower().endswith(OUTPUT_SUFFIXES):
-        raise ValueError(f"--output {path}: the name must end in .npz, .csv or .npy "
-                         "(see 'graphpar sssp --help')")
+# What --output holds, so the name it must end in (any case; the driver's
+# check_output_paths refuses another before any work, as it does a --plot not named .png).
+# _write_output picks the format by the same suffixes.
+OUTPUT_SUFFIXES = {
+    "output": ((".npz", ".csv", ".npy"),
+               "the distances and predecessors are written as an .npz archive or as CSV, "
+               "the distances alone as a float64 .npy array"),
+}
 
 
 # the graph reader's words for its keyword arguments, and the flags that set them
@@ -674,7 +666,6 @@ def run(args, ctx) -> int:
 
     Exit status 1 when ``--verify`` finds a wrong distance.
     """
-    ctx.collectively(lambda: check_output_name(args.output))
     graph, searched, name, load_time = _load(args, ctx)
     n = searched.gn if ctx.mpi else searched.n
     sources, single = _pick_sources(args, graph, n, ctx)
@@ -754,8 +745,9 @@ def _mteps(edges: int, seconds: float) -> float:
 def _write_output(path, dist, pred, sources, single: bool, labels, ctx) -> None:
     """Rank 0 writes ``path`` atomically: ``.npz`` with distances, predecessors,
     sources (and labels); ``.csv`` with one row per vertex reached from each source,
-    by label when there are ``labels``; ``.npy`` the distances alone
-    (:func:`check_output_name` refused any other name)."""
+    by label when there are ``labels``; ``.npy`` the distances alone (the driver's
+    :func:`~graphpar.cli._driver.check_output_paths` refused any other name, by
+    :data:`OUTPUT_SUFFIXES`)."""
     suffix = str(path).lower()
     if suffix.endswith(".npz"):
         extra = {} if labels is None else {"labels": _plain_labels(labels)}
