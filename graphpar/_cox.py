@@ -30,6 +30,7 @@ from graphpar._cox_baseline import (
     Curve,
     baseline_from_groups,
     centred_eta,
+    columns_by_name,
     counting_baseline,
     group_sums,
     strata_shift,
@@ -43,6 +44,8 @@ from graphpar._validation import (
     check_cox_event,
     check_cox_matrix,
     check_cox_vector,
+    is_frame,
+    refuse_frame_lookalike,
 )
 
 __all__ = [
@@ -329,8 +332,6 @@ class CoxPH(ResidualsMixin):
         ``call`` is ``fit``'s arguments; those that name columns are replaced
         by the columns' values and the rest are passed through unchanged.
         """
-        from graphpar._cox_frame import is_frame
-
         call.pop("self")
         X = call.pop("X")
         frame_kw = {k: call.pop(k) for k in ("duration_col", "event_col", "entry_col",
@@ -379,18 +380,22 @@ class CoxPH(ResidualsMixin):
         """``(X, strata)`` for prediction: a DataFrame encoded as the fit's DataFrame was.
 
         After an array fit a DataFrame's columns are picked by the fitted names,
-        so a fitted name that several of its columns have is refused.
+        so a fitted name that several of its columns have is refused. Other
+        rows pass unchanged, except a table that is not a DataFrame
+        (:func:`graphpar._validation.refuse_frame_lookalike`), which is refused.
         """
-        if not (hasattr(X, "columns") and hasattr(X, "to_numpy")):
+        if not is_frame(X):
+            refuse_frame_lookalike(X, "X")
             return X, strata
-        from graphpar._cox_frame import check_unique_columns, is_frame, strata_labels
+        from graphpar._cox_frame import check_unique_columns, strata_labels
 
         design = getattr(self, "_design", None)
         if design is None:
-            check_unique_columns(X, getattr(self, "feature_names_in_", ()))
-            return X, strata
-        if not is_frame(X):
-            return X, strata
+            names = getattr(self, "feature_names_in_", None)
+            if names is None:  # not fitted: the caller says so
+                return X, strata
+            check_unique_columns(X, names)
+            return columns_by_name(X, list(names)), strata
         cols = getattr(self, "_strata_columns", None)
         if strata is None and cols is not None and all(c in X.columns for c in cols):
             strata = strata_labels(X, cols)
@@ -895,21 +900,20 @@ class CoxPH(ResidualsMixin):
 
 
 def _frame_call(X, time, event, *frame_kw) -> bool:
-    """Whether :meth:`CoxPH.fit` was called DataFrame-style (or with a column name by mistake)."""
+    """Whether :meth:`CoxPH.fit` was called DataFrame-style (or with a column name by mistake).
+
+    ``X`` is a DataFrame when :func:`is_frame` says so; a table that is not
+    one (:func:`refuse_frame_lookalike`) is refused whichever way it is passed.
+    """
+    refuse_frame_lookalike(X, "X")
     if isinstance(time, str) or isinstance(event, str) or any(v is not None for v in frame_kw):
         return True
     if time is None or event is None:
-        from graphpar._cox_frame import is_frame
-
         if not is_frame(X):
             raise TypeError("fit(X, time, event) needs time and event arrays (or a DataFrame "
                             "with duration_col= and event_col=)")
         return True
-    if hasattr(X, "dtypes") and hasattr(X, "columns"):
-        from graphpar._cox_frame import is_frame
-
-        return is_frame(X)
-    return False
+    return is_frame(X)
 
 
 def _serial_baseline(arrays, problem, coef: np.ndarray, ties: str,

@@ -31,10 +31,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from graphpar._validation import check_cox_matrix, check_cox_strata, check_cox_vector
+from graphpar._validation import check_cox_matrix, check_cox_strata, check_cox_vector, is_frame
 
 __all__ = ["Curve", "BaselineHazard", "group_sums", "baseline_from_groups",
-           "centred_eta", "counting_baseline", "strata_shift", "median_times"]
+           "centred_eta", "columns_by_name", "counting_baseline", "strata_shift", "median_times"]
 
 GROUP_FIELDS = ("stratum", "time", "risk", "events", "deaths", "event_risk", "present")
 
@@ -292,6 +292,37 @@ def counting_baseline(arrays, problem, coef: np.ndarray, ties: str) -> BaselineH
                           arrays.feature_names)
 
 
+def columns_by_name(df, names: list[str]):
+    """The columns ``names`` of the DataFrame ``df``, in that order, picked by name (in any
+    order, extra columns ignored, as lifelines does), so that they cannot be mixed up.
+
+    A model fitted on unnamed columns (``x0``, ``x1``, ...) takes a DataFrame of as many
+    columns in their order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"dose": [1.0, 2.0], "age": [50.0, 60.0]})
+    >>> columns_by_name(df, ["age", "dose"]).columns.tolist()
+    ['age', 'dose']
+    >>> columns_by_name(df, ["age", "weight"])
+    Traceback (most recent call last):
+    ...
+    ValueError: X has no column(s) 'weight' of the fit; its columns are 'dose', 'age'
+    """
+    columns = [str(c) for c in df.columns]
+    if columns == names:
+        return df
+    missing = [c for c in names if c not in columns]
+    default = names == [f"x{j}" for j in range(len(names))]
+    if not missing:
+        return df.iloc[:, [columns.index(c) for c in names]]
+    if default and len(columns) == len(names):
+        return df  # fitted on unnamed columns: take the DataFrame's in their order
+    raise ValueError("X has no column(s) " + ", ".join(repr(c) for c in missing)
+                     + " of the fit; its columns are " + _show_labels(columns))
+
+
 class BaselineHazard:
     """The fitted baseline of every stratum and the predictions from it.
 
@@ -328,28 +359,14 @@ class BaselineHazard:
         A DataFrame's columns are picked by the fitted names (in any order, extra
         columns ignored, as lifelines does), so that they cannot be mixed up.
         """
-        if hasattr(X, "columns") and hasattr(X, "to_numpy"):
-            X = self._by_name(X)
+        if is_frame(X):
+            X = columns_by_name(X, self.feature_names)
         X, _ = check_cox_matrix(X, "X")
         p = self.coef.size
         if X.shape[1] != p:
             raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {p}")
         off = None if offset is None else check_cox_vector(offset, "offset", X.shape[0])
         return centred_eta(X, self.coef, self.means, off)
-
-    def _by_name(self, df):
-        names = self.feature_names
-        columns = [str(c) for c in df.columns]
-        if columns == names:
-            return df
-        missing = [c for c in names if c not in columns]
-        default = names == [f"x{j}" for j in range(len(names))]
-        if not missing:
-            return df.iloc[:, [columns.index(c) for c in names]]
-        if default and len(columns) == len(names):
-            return df  # fitted on unnamed columns: take the DataFrame's in their order
-        raise ValueError("X has no column(s) " + ", ".join(repr(c) for c in missing)
-                         + " of the fit; its columns are " + _show_labels(columns))
 
     def row_strata(self, strata, n: int) -> np.ndarray:
         """Index into ``labels`` of each row's stratum; errors name the label and row."""

@@ -4,7 +4,8 @@
 with lifelines' keyword names; this module turns it into the arrays of the
 array fit and remembers how (a :class:`Design`), so that the ``predict_*``
 methods encode new rows the same way. pandas is never imported here: a
-DataFrame is recognised by its attributes, so pandas stays an optional extra.
+DataFrame is recognised by its attributes (:func:`graphpar._validation.is_frame`,
+re-exported here, the one test of the Cox code), so pandas stays an optional extra.
 
 Encoding, as R's ``model.matrix`` and patsy do it:
 
@@ -29,24 +30,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphpar._validation import missing_mask
+from graphpar._validation import is_frame, missing_mask
 
 __all__ = ["Design", "is_frame", "parse_formula", "frame_fit_arguments", "merge_levels",
            "strata_labels", "check_unique_columns"]
 
 _NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
 _FACTOR = re.compile(rf"^(?:C\(\s*({_NAME})\s*\)|({_NAME})|`([^`]+)`)$")
-
-
-def is_frame(obj) -> bool:
-    """True for a pandas DataFrame (or anything shaped like one), without importing pandas.
-
-    Examples
-    --------
-    >>> is_frame([[1.0]])
-    False
-    """
-    return all(hasattr(obj, a) for a in ("columns", "to_numpy", "dtypes", "iloc"))
 
 
 def parse_formula(formula: str) -> list[tuple[tuple[str, bool], ...]]:

@@ -422,12 +422,77 @@ def _cox_numeric(arr: np.ndarray, name: str) -> np.ndarray:
     return arr
 
 
+# What the Cox code reads of a DataFrame: ``columns`` (the names), ``to_numpy``
+# (the values, check_cox_matrix), ``iloc`` (the fitted columns picked by name,
+# in any order: _cox_baseline's predictions) and, through ``df[name]``, each
+# column's dtype, isna, iloc and astype (_cox_frame's encoding: a text or
+# categorical column becomes 0/1 columns); ``dtypes`` stands for that last
+# part, a table whose columns carry dtypes. A pandas DataFrame has them all; a
+# polars DataFrame has no ``iloc`` (nor pandas' Series), a structured array no
+# ``columns``.
+_FRAME_ATTRIBUTES = ("columns", "to_numpy", "dtypes", "iloc")
+
+
+def is_frame(obj) -> bool:
+    """True for a pandas DataFrame (or anything with its interface), without importing pandas.
+
+    The one test of "is this a DataFrame" of the Cox code: a frame's columns
+    are read by name, anything else as an array (by position). An object
+    that has ``columns`` but not the rest (a polars DataFrame, say) is not a
+    frame; :func:`refuse_frame_lookalike` refuses it.
+
+    Examples
+    --------
+    >>> is_frame([[1.0]]), is_frame(np.zeros((2, 2)))
+    (False, False)
+    """
+    return all(hasattr(obj, a) for a in _FRAME_ATTRIBUTES)
+
+
+def refuse_frame_lookalike(obj, name: str = "X") -> None:
+    """Refuse a table that is not a pandas DataFrame: ``obj`` with named columns but not a frame.
+
+    Such an object (a ``columns`` attribute without the rest of
+    :func:`is_frame`'s interface, or a numpy structured array) cannot be
+    read by column name, and reading it by position could mix its columns
+    up, so every Cox entry point refuses it with this one message. A frame
+    and anything without named columns pass.
+
+    Examples
+    --------
+    >>> refuse_frame_lookalike(np.zeros((2, 2)))
+    >>> refuse_frame_lookalike(np.zeros(2, dtype=[("age", float)]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: X is a numpy structured array (fields 'age'), not a pandas DataFrame: ...
+    """
+    if is_frame(obj):
+        return
+    if isinstance(obj, np.ndarray) and obj.dtype.names is not None:
+        fields = ", ".join(repr(f) for f in obj.dtype.names)
+        what = f"a numpy structured array (fields {fields}), not a pandas DataFrame"
+        frame = f"pandas.DataFrame({name})"
+        values = f"numpy.lib.recfunctions.structured_to_unstructured({name})"
+    elif hasattr(obj, "columns"):
+        missing = ", ".join(a for a in _FRAME_ATTRIBUTES if not hasattr(obj, a))
+        what = (f"a {type_name(obj)} with columns, but not a pandas DataFrame "
+                f"(it has no {missing})")
+        frame = f"{name}.to_pandas()" if hasattr(obj, "to_pandas") else f"pandas.DataFrame({name})"
+        values = f"np.asarray({name})"
+    else:
+        return
+    raise TypeError(f"{name} is {what}: its columns cannot be read by name; pass a pandas "
+                    f"DataFrame ({frame}), or a 2-D array of its values ({values}), whose "
+                    "columns are then taken by position")
+
+
 def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
                      fitting: bool = False) -> tuple[np.ndarray, list[str] | None]:
     """Return ``X`` as a finite 2-D float64 array (no copy when it is one) and its column names.
 
-    Accepts array_like and pandas DataFrames (names from the columns, without
-    importing pandas; ``feature_names`` overrides them). Raises for
+    Accepts array_like and pandas DataFrames (:func:`is_frame`: names from
+    the columns, without importing pandas; ``feature_names`` overrides them);
+    refuses other tables (:func:`refuse_frame_lookalike`). Raises for
     non-numeric data and for NaN or infinity, naming the first offending row
     (plus ``row0``, the global number of the first row when ``X`` is one
     rank's block) and column; for a scipy sparse ``X``, saying to pass
@@ -452,7 +517,8 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
                         f"supported: pass a dense array, {name}.toarray()")
     names = feature_names
     source = "feature_names repeats"
-    if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+    refuse_frame_lookalike(X, name)
+    if is_frame(X):
         if names is None:
             names = [str(c) for c in X.columns]
             source = f"the column names of {name} repeat"

@@ -114,6 +114,31 @@ def test_prediction_encodes_new_rows_like_the_fit():
     np.testing.assert_array_equal(a, b)
 
 
+def test_after_an_array_fit_every_prediction_takes_a_dataframes_columns_by_name():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 2)) * [10.0, 1.0] + [60.0, 0.0]
+    t = rng.exponential(size=300) * np.exp(-0.03 * (X[:, 0] - 60) - 0.5 * X[:, 1])
+    e = rng.random(300) < 0.8
+    m = CoxPH().fit(X, t, e, feature_names=["age", "dose"])
+    rows = X[[3, 50, 200]]
+    swapped = pd.DataFrame({"dose": rows[:, 1], "age": rows[:, 0], "extra": 7.0})
+    # before, predict_risk read a DataFrame by position (here ~1e-9 instead of ~1)
+    for method in ("predict_risk", "predict_partial_hazard", "predict_log_partial_hazard",
+                   "predict_median"):
+        np.testing.assert_array_equal(getattr(m, method)(swapped), getattr(m, method)(rows),
+                                      err_msg=method)
+    for method in ("predict_survival_function", "predict_cumulative_hazard"):
+        np.testing.assert_array_equal(getattr(m, method)(swapped).value,
+                                      getattr(m, method)(rows).value, err_msg=method)
+    with pytest.raises(ValueError, match=r"^X has no column\(s\) 'age' of the fit; its "
+                                         r"columns are 'dose', 'extra'"):
+        m.predict_risk(swapped[["dose", "extra"]])
+    unnamed = CoxPH().fit(X, t, e)  # x0, x1: a DataFrame of two columns, in their order
+    np.testing.assert_array_equal(unnamed.predict_risk(pd.DataFrame(rows, columns=["a", "b"])),
+                                  unnamed.predict_risk(rows))
+
+
 def test_weights_strata_columns_and_lists():
     df = frame("veteran_factor.csv")
     w = 1.0 + (np.arange(len(df)) % 3) / 2
