@@ -209,12 +209,10 @@ class CoxProblem:
             cut = removal_cut(min_event, time.max() if n else 0.0, timefix, (time, entry))
             rows = removal_rows(entry, weights, codes, cut)
             self.removals = m = rows.size
-            # removal rows n .. n+m-1: row rows[k] again, at its entry, with weight -w
-            src = np.concatenate([np.arange(n, dtype=np.int64), rows])
+            # removal rows n .. n+m-1: row rows[k] again, at its entry, with weight -w and
+            # no event; only their times and strata are concatenated (the sort needs them),
+            # their other values are taken from their source rows once sorted
             time = np.concatenate([time, entry[rows]])
-            event = np.concatenate([event, np.zeros(m, dtype=np.uint8)])
-            if weights is not None:
-                weights = np.concatenate([weights, -weights[rows]])
             if codes is not None:
                 codes = np.concatenate([codes, codes[rows]])
         order, time_sorted, shift = cox_order(time, codes, nstrata,
@@ -227,10 +225,13 @@ class CoxProblem:
                 fixed = np.empty_like(time_sorted)
                 fixed[order] = time_sorted
                 _check_fixed_entry(fixed, entry, rows, n)
-            order_src = src[order]
+            # the source row of every sorted row: order itself but on the removal rows
+            removal = order >= n
+            order_src = order.copy()
+            order_src[removal] = rows[order[removal] - n]
         else:
             order_src = order
-        self.order = order  # into the rows plus the removal rows (src: their source rows)
+        self.order = order  # into the rows plus the removal rows (order_src: their sources)
         self.order_src = order_src
         self.center = K.column_means(X)
         nn = order.size
@@ -238,11 +239,15 @@ class CoxProblem:
         self.XT = np.empty((p, nn), dtype=np.float64)
         K.gather_rows(X, order_src, self.center, self.XT)
         self.X = self.XT.T
-        self.event = event[order]
+        self.event = event[order_src]
+        if entry is not None:
+            self.event[removal] = 0
         if weights is not None:
-            self.w = weights[order]
+            self.w = weights[order_src]
+            if entry is not None:
+                np.negative(self.w, out=self.w, where=removal)
         elif entry is not None:  # unit weights, negated on the removal rows
-            self.w = np.where(order < n, 1.0, -1.0)
+            self.w = np.where(removal, -1.0, 1.0)
         else:
             self.w = np.empty(0)
         self.offset = arrays.offset[order_src] if arrays.offset is not None else np.empty(0)
