@@ -434,6 +434,128 @@ def test_sparse_feature_rows_are_the_slices_of_the_matrix(tmp_path, fmt, compres
         read_sparse_rows(tmp_path / "plain.npy", 0, 1, 3)
 
 
+
+def _rewritten_npz(src, dst, **members) -> None:
+    """``dst``: the archive ``src`` with the ``.npy`` members ``members`` (arrays, raw
+    bytes, or None to leave the member out) put in place of (or beside) its own."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for name in zin.namelist():
+            if name[:-4] not in members:
+                zout.writestr(name, zin.read(name))
+        for key, raw in members.items():
+            if raw is None:  # left out
+                continue
+            if not isinstance(raw, bytes):
+                buf = io.BytesIO()
+                np.save(buf, raw, allow_pickle=True)
+                raw = buf.getvalue()
+            zout.writestr(key + ".npy", raw)
+
+
+def _declared_npy(shape) -> bytes:
+    """An ``.npy`` of float64 that declares ``shape`` and holds 64 bytes of data."""
+    import io
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    return buf.getvalue() + bytes(64)
+
+
+def _damaged_member(good, bad, where: str) -> None:
+    """``bad``: the (compressed) archive ``good`` with its member ``data.npy`` damaged:
+    its local header (``where="header"``) or the middle of its compressed data."""
+    import zipfile
+
+    raw = bytearray(good.read_bytes())
+    with zipfile.ZipFile(good) as zf:
+        info = zf.getinfo("data.npy")
+    assert info.compress_type == zipfile.ZIP_DEFLATED and info.compress_size > 200
+    if where == "header":
+        raw[info.header_offset + 3] ^= 0xFF  # PK\x03\x04: the signature
+    else:
+        mid = info.header_offset + 30 + len("data.npy") + info.compress_size // 2
+        raw[mid:mid + 40] = bytes(40)
+    bad.write_bytes(bytes(raw))
+
+
+# name: how the file is made from the good X.npz, and what the error must say
+SPARSE_FEATURE_CASES = {
+    "truncated": (lambda good, bad: bad.write_bytes(good.read_bytes()[:-40]),
+                  "a zip archive cut short or damaged"),
+    "empty": (lambda good, bad: bad.write_bytes(b""), "not a zip archive: it starts b''"),
+    "dense": (lambda good, bad: np.savez(bad, X=np.ones((120, 3))), "(it holds X)"),
+    "no_shape": (lambda good, bad: np.savez(bad, format=np.array("csr"), data=np.ones(1)),
+                 "(it holds data, format)"),
+    "lil": (lambda good, bad: _rewritten_npz(good, bad, format=np.array("lil")),
+            "(Load is not implemented for sparse matrix of format lil.)"),
+    "unknown_format": (lambda good, bad: _rewritten_npz(good, bad, format=np.array("xyz")),
+                       "(Unknown format \"xyz_array\")"),
+    "pickled_data": (lambda good, bad: _rewritten_npz(
+        good, bad, data=np.array([object()] * 3, dtype=object)),
+        "'data' holds Python objects (dtype object), which graphpar does not unpickle"),
+    "damaged_member_header": (lambda good, bad: _damaged_member(good, bad, "header"),
+                              "(Bad magic number for file header)"),
+    "damaged_member_data": (lambda good, bad: _damaged_member(good, bad, "data"),
+                            "not a scipy sparse matrix saved with scipy.sparse.save_npz ("),
+    "declared_huge": (lambda good, bad: _rewritten_npz(good, bad,
+                                                       data=_declared_npy((10**12,))),
+                      "'data' declares an array of shape (1000000000000,)"),
+    "no_indptr": (lambda good, bad: _rewritten_npz(good, bad, indptr=None),
+                  "(a csr matrix needs data, indices, indptr; it holds _is_array, data, "
+                  "format, indices, shape)"),
+    "float_indices": (lambda good, bad: _rewritten_npz(good, bad,
+                                                       indices=np.zeros(2400)),
+                      "('indices' holds float64)"),
+    "short_indptr": (lambda good, bad: _rewritten_npz(good, bad, indptr=np.zeros(100, int)),
+                     "('indptr' has shape (100,), not (121,) for a csr matrix of shape "
+                     "(120, 20))"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPARSE_FEATURE_CASES))
+def test_bad_sparse_features_name_the_file(tmp_path, capsys, case):
+    """A features .npz that is no scipy sparse matrix is refused in one line naming the
+    file and what is wrong with it (never numpy's allow_pickle advice, never a traceback
+    or an allocation of what a header declares); the per-rank reader uses the same words
+    (graphpar.io._npy.open_sparse_npz and load_sparse_npz), in every case."""
+    from graphpar.mpi.features import read_sparse_rows
+
+    _, paths = user_files(tmp_path, sparse=True)
+    make, needle = SPARSE_FEATURE_CASES[case]
+    bad = tmp_path / f"{case}.npz"
+    make(tmp_path / "X.npz", bad)
+    line = _one_line_error(capsys, user_argv(dict(paths, features=str(bad))), str(bad), needle)
+    assert "allow_pickle" not in line
+    # one rank with every row, and the last of two: a rank reads a CSR member up to its
+    # last row only, so the rows before a damaged stretch of 'data' are read (0:1 here)
+    for lo, hi in [(0, 120), (60, 120)]:
+        with pytest.raises(ValueError) as exc:
+            read_sparse_rows(bad, lo, hi, 120)
+        assert line == f"graphpar: error: {exc.value}", (lo, hi)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("case", ["lil", "damaged_member_data", "damaged_member_header"])
+def test_bad_sparse_features_under_mpiexec(tmp_path, capsys, case):
+    """Under mpiexec, a sparse .npz scipy cannot load, or one with a damaged member, is
+    refused with the serial command line's one line, never a traceback (the damage of a
+    data member seen by one rank only)."""
+    from capped import assert_one_line_error, run_capped
+
+    _, paths = user_files(tmp_path, sparse=True)
+    make, needle = SPARSE_FEATURE_CASES[case]
+    bad = tmp_path / f"{case}.npz"
+    make(tmp_path / "X.npz", bad)
+    argv = user_argv(dict(paths, features=str(bad)), "--epochs", "2")
+    line = _one_line_error(capsys, argv, str(bad), needle)
+    run = run_capped([*argv, "-q"], ranks=2)
+    assert assert_one_line_error(run, str(bad), needle) == line
+
+
 def test_one_npy_check_for_the_cli_and_the_row_reader(tmp_path, capsys):
     """The serial CLI and the per-rank reader refuse a bad .npy with the same words
     (graphpar.io.check_npy)."""

@@ -241,6 +241,12 @@ def _load_npy(path: str, what: str, kinds: str = "biuf"):
 def read_features(path: str, n: int):
     """The feature matrix in ``path`` (``.npy`` or a scipy sparse ``.npz``), checked for ``n`` rows.
 
+    An ``.npz`` is read by :func:`graphpar.io._npy.load_sparse_npz`, as the per-rank reader
+    reads a format other than CSR: opened once, its members checked from their headers (a
+    file that is no zip archive, holds no ``format`` and ``shape``, Python objects or less
+    data than a header declares is refused, naming the file, before anything is
+    allocated), then read by :func:`scipy.sparse.load_npz`.
+
     Examples
     --------
     >>> import numpy as np, os, tempfile
@@ -248,22 +254,18 @@ def read_features(path: str, n: int):
     >>> np.save(f, np.ones((3, 2)))
     >>> read_features(f, 3).shape
     (3, 2)
+    >>> f = os.path.join(os.path.dirname(f), "X.npz")
+    >>> np.savez(f, X=np.ones((3, 2)))
+    >>> read_features(f, 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...X.npz: not a scipy sparse matrix saved with scipy.sparse.save_npz (it holds X)
     """
-    import zipfile
-
-    import scipy.sparse as sp
-
     from graphpar._gcn_checks import check_features
-    from graphpar.io._npy import open_zip
+    from graphpar.io._npy import load_sparse_npz
 
     if path.endswith(".npz"):
-        bad = f"{path}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
-        if os.path.isfile(path):
-            open_zip(path, bad).close()
-        try:
-            X = sp.load_npz(path)
-        except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{bad} ({exc})") from None
+        X = load_sparse_npz(path)
     else:
         X = _load_npy(path, "features", kinds="biufc")
     return check_features(X, n, path)

@@ -6,10 +6,17 @@
 unpickled) and dtypes of the wrong kind. The GCN command line
 (:mod:`graphpar.cli.gcn`), the per-rank row reader (:func:`graphpar.mpi.features.read_rows`)
 and :meth:`graphpar.GCN.load` go through them.
+
+A scipy sparse ``.npz`` (:func:`scipy.sparse.save_npz`) is checked by one function,
+:func:`open_sparse_npz` (its members from their headers, its ``format`` and ``shape``), and
+read whole by one, :func:`load_sparse_npz`: the command line's features and the per-rank
+reader (:func:`graphpar.mpi.features.read_sparse_rows`, which reads a CSR file's rows
+itself) refuse a bad file with the same words.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import struct
@@ -17,7 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["NpyInfo", "check_npy", "npy_header", "npz_member", "read_npz_slice"]
+__all__ = ["NpyInfo", "SparseNpz", "check_npy", "load_sparse_npz", "npy_header", "npz_member",
+           "open_sparse_npz", "open_zip", "read_npz_slice"]
 
 _KIND_NAMES = {"iu": "integers", "biu": "integers", "biuf": "real numbers", "biufc": "numbers"}
 
@@ -132,29 +140,226 @@ def check_npy(path, what: str, *, kinds: str = "biuf") -> NpyInfo:
 def open_zip(path, bad: str):
     """``path`` as an open :class:`zipfile.ZipFile`, or a ``ValueError`` starting ``bad``.
 
+    ``path`` is a file name, or a binary file already open for reading (and seeking): the
+    archive is then read from it, which stays open when the archive is closed (so that
+    it can be read again from its start, as :func:`load_sparse_npz` does with
+    :func:`scipy.sparse.load_npz`, without opening the file twice).
+
     A file that is not a zip archive is named by its first bytes. numpy would take
-    it for a pickle and advise ``allow_pickle``: that advice is never passed on.
+    it for a pickle and advise ``allow_pickle``: that advice is never passed on. One
+    that starts as a zip archive but cannot be read as one is said to be cut short or
+    damaged.
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import io, os, tempfile
     >>> f = os.path.join(tempfile.mkdtemp(), "X.npz")
     >>> _ = open(f, "wb").write(b"hello, world")
     >>> open_zip(f, "X.npz: not an archive")
     Traceback (most recent call last):
     ...
     ValueError: X.npz: not an archive (not a zip archive: it starts b'hello, w')
+    >>> buf = io.BytesIO()
+    >>> np.savez(buf, a=np.arange(3))
+    >>> open_zip(io.BytesIO(buf.getvalue()[:-30]), "X.npz: not an archive")
+    Traceback (most recent call last):
+    ...
+    ValueError: X.npz: not an archive (a zip archive cut short or damaged: File is not a zip file)
     """
     import zipfile
 
+    opened = hasattr(path, "read")
     try:
-        return zipfile.ZipFile(os.fspath(path))
-    except zipfile.BadZipFile:
-        with open(path, "rb") as f:
-            head = f.read(8)
+        return zipfile.ZipFile(path if opened else os.fspath(path))
+    except zipfile.BadZipFile as exc:
+        if opened:
+            path.seek(0)
+            head = path.read(8)
+        else:
+            with open(path, "rb") as f:
+                head = f.read(8)
+        if head[:2] == b"PK":
+            raise ValueError(f"{bad} (a zip archive cut short or damaged: {exc})") from None
         raise ValueError(f"{bad} (not a zip archive: it starts {head!r})") from None
     except (EOFError, ValueError) as exc:
         raise ValueError(f"{bad} ({exc})") from None
+
+
+class SparseNpz(NamedTuple):
+    """A scipy sparse ``.npz`` opened by :func:`open_sparse_npz`: the archive, and the
+    ``format`` (``"csr"``, ``"csc"``, ...) and 2-D ``shape`` its members declare."""
+
+    zf: object  # zipfile.ZipFile
+    format: str
+    shape: tuple[int, int]
+
+
+# the members scipy.sparse.load_npz reads for each format (a COO file: coords, or row and col)
+_SPARSE_MEMBERS = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
+                   "bsr": ("data", "indices", "indptr"), "dia": ("data", "offsets"),
+                   "coo": ("data",)}
+
+
+def _not_sparse(name: str) -> str:
+    return f"{name}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
+
+
+@contextlib.contextmanager
+def open_sparse_npz(file, name: str | None = None):
+    """Open the scipy sparse ``.npz`` ``file`` (:func:`scipy.sparse.save_npz`) and check
+    its members from their headers: the one check of a sparse ``.npz``, by
+    :func:`load_sparse_npz` and by the per-rank reader
+    (:func:`graphpar.mpi.features.read_sparse_rows`).
+
+    Parameters
+    ----------
+    file : str, path-like or binary file
+        The archive: a file name, or a file open for reading and seeking (which stays
+        open; see :func:`open_zip`).
+    name : str, optional
+        The file's name in errors (by default ``file``'s).
+
+    Yields
+    ------
+    SparseNpz
+        ``(zf, format, shape)``: the open :class:`zipfile.ZipFile`, closed on leaving.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file when it is no zip archive, holds no ``format`` and
+        ``shape`` (the message lists what it holds), a member is no ``.npy`` array, holds
+        Python objects or declares more data than it holds (:func:`npz_member`),
+        ``format`` is not one short string, ``shape`` not two sizes, a member the format
+        needs is missing, index arrays are not integers or (CSR and CSC) the arrays'
+        lengths do not fit the shape; and when a member cannot be read (a damaged header
+        or compressed stream, a bad CRC, an unsupported compression, encryption), here or
+        in the body of the ``with``. A format scipy cannot load (``lil``) is left to
+        :func:`load_sparse_npz`.
+
+    Examples
+    --------
+    >>> import os, tempfile, scipy.sparse as sp
+    >>> f = os.path.join(tempfile.mkdtemp(), "X.npz")
+    >>> sp.save_npz(f, sp.csc_array(np.eye(3)))
+    >>> with open_sparse_npz(f) as npz:
+    ...     npz.format, npz.shape
+    ('csc', (3, 3))
+    >>> np.savez(f, X=np.eye(3))
+    >>> with open_sparse_npz(f) as npz:  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    ValueError: ...X.npz: not a scipy sparse matrix saved with scipy.sparse.save_npz (it holds X)
+    """
+    from graphpar.io._npz import _ZIP_ERRORS
+
+    name = os.fspath(file) if name is None else name
+    bad = _not_sparse(name)
+    try:
+        with open_zip(file, bad) as zf:
+            fmt, shape = _sparse_members(zf, name, bad)
+            yield SparseNpz(zf, fmt, shape)
+    except _ZIP_ERRORS as exc:
+        raise ValueError(f"{bad} ({exc})") from None
+
+
+def _sparse_members(zf, name: str, bad: str) -> tuple[str, tuple[int, int]]:
+    """The ``format`` and ``shape`` of the sparse ``.npz`` ``zf``, every member checked from
+    its header first (errors start with ``bad``, or name ``name`` and the member)."""
+    members = sorted(m[:-4] for m in zf.namelist() if m.endswith(".npy"))
+    if not {"format", "shape"} <= set(members):
+        raise ValueError(f"{bad} (it holds {', '.join(members) or 'nothing'})")
+    heads = {key: npz_member(zf, key, name) for key in members}  # headers only
+    small = {}
+    for key in ("format", "shape"):
+        shape, dtype, size = heads[key]
+        if (size > 64 or dtype.kind not in ("SU" if key == "format" else "iu")
+                or (key == "format" and math.prod(shape) != 1)):
+            raise ValueError(f"{bad} ('{key}' is {dtype} of shape {shape})")
+        with zf.open(key + ".npy") as fp:
+            small[key] = np.lib.format.read_array(fp, allow_pickle=False)
+    fmt = small["format"].item()
+    fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else str(fmt)
+    shape = tuple(int(v) for v in np.ravel(small["shape"]))
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"{bad} (shape {shape})")
+    need = _SPARSE_MEMBERS.get(fmt, ())
+    if fmt == "coo" and "coords" not in heads:
+        need = (*need, "row", "col")
+    missing = [key for key in need if key not in heads]
+    if missing:
+        raise ValueError(f"{bad} (a {fmt} matrix needs {', '.join(need)}; it holds "
+                         f"{', '.join(members)})")
+    for key in ("indices", "indptr", "offsets", "coords", "row", "col"):
+        if key in heads and heads[key][1].kind not in "iu":
+            raise ValueError(f"{bad} ('{key}' holds {heads[key][1]})")
+    if fmt in ("csr", "csc"):
+        rows = shape[0] if fmt == "csr" else shape[1]
+        if heads["indptr"][0] != (rows + 1,):
+            raise ValueError(f"{bad} ('indptr' has shape {heads['indptr'][0]}, not "
+                             f"({rows + 1},) for a {fmt} matrix of shape {shape})")
+        if len(heads["indices"][0]) != 1 or heads["indices"][0] != heads["data"][0]:
+            raise ValueError(f"{bad} ('indices' has shape {heads['indices'][0]} and 'data' "
+                             f"{heads['data'][0]}: one entry each per stored value)")
+    return fmt, shape
+
+
+def load_sparse_npz(path):
+    """The scipy sparse matrix or array in the ``.npz`` at ``path``, read whole by
+    :func:`scipy.sparse.load_npz` once :func:`open_sparse_npz` has checked its members.
+
+    The file is opened once: the members are checked from their headers (nothing is
+    allocated for what a header declares, no Python object is unpickled), then the same
+    open file is read by scipy. The command line's ``--features``
+    (:func:`graphpar.cli.gcn.read_features`) and the per-rank reader for formats other
+    than CSR (:func:`graphpar.mpi.features.read_sparse_rows`) read through it.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    scipy.sparse.sparray or scipy.sparse.spmatrix
+        As :func:`scipy.sparse.save_npz` saved it (CSR, CSC, COO, BSR or DIA).
+
+    Raises
+    ------
+    ValueError
+        One line naming ``path`` and what is wrong: the errors of
+        :func:`open_sparse_npz`, and what scipy refuses (a format it cannot load, such as
+        ``lil``; inconsistent arrays; a member that cannot be read).
+    OSError
+        When ``path`` cannot be opened.
+
+    Examples
+    --------
+    >>> import os, tempfile, scipy.sparse as sp
+    >>> f = os.path.join(tempfile.mkdtemp(), "X.npz")
+    >>> sp.save_npz(f, sp.coo_array(np.eye(2)))
+    >>> load_sparse_npz(f).toarray()
+    array([[1., 0.],
+           [0., 1.]])
+    >>> np.savez(f, format=np.array("lil"), shape=np.array([2, 2]))
+    >>> load_sparse_npz(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...X.npz: not a scipy sparse matrix ... (Load is not implemented ... format lil.)
+    """
+    import scipy.sparse as sp
+
+    from graphpar.io._npz import _ZIP_ERRORS
+
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        with open_sparse_npz(f, name):  # f stays open
+            pass
+        f.seek(0)
+        try:
+            return sp.load_npz(f)
+        except (ValueError, KeyError, *_ZIP_ERRORS) as exc:
+            raise ValueError(f"{_not_sparse(name)} ({exc})") from None
 
 
 def npz_member(zf, key: str, where: str, *, most: tuple[int, str] | None = None,

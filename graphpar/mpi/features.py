@@ -109,11 +109,17 @@ def read_sparse_rows(path, lo: int, hi: int, n: int, *, what: str = "features"):
     -------
     scipy.sparse.csr_array, shape (hi - lo, f)
 
+    The file's members are checked as :func:`graphpar.io._npy.load_sparse_npz` (which
+    reads another format) checks them, by the same function
+    (:func:`graphpar.io._npy.open_sparse_npz`), so that both refuse a bad file with the
+    same words.
+
     Raises
     ------
     ValueError
-        One line naming the file: not a scipy sparse ``.npz``, the wrong number of
-        rows, or inconsistent CSR arrays.
+        One line naming the file: not a scipy sparse ``.npz`` (or one scipy cannot load,
+        such as a ``lil`` file), a member that cannot be read (damaged), the wrong number
+        of rows, or inconsistent CSR arrays.
 
     Examples
     --------
@@ -127,44 +133,26 @@ def read_sparse_rows(path, lo: int, hi: int, n: int, *, what: str = "features"):
 
     import scipy.sparse as sp
 
-    from graphpar.io._npy import npz_member, open_zip, read_npz_slice
+    from graphpar.io._npy import load_sparse_npz, open_sparse_npz, read_npz_slice
 
     name = os.fspath(path)
     lo, hi = int(lo), int(hi)
     if not 0 <= lo <= hi <= n:
         raise ValueError(f"rows {lo}:{hi} are outside [0, {n}]")
-    bad = f"{name}: not a scipy sparse matrix saved with scipy.sparse.save_npz"
-    with open_zip(name, bad) as zf:
-        members = {m[:-4] for m in zf.namelist() if m.endswith(".npy")}
-        if not {"format", "shape"} <= members:
-            raise ValueError(f"{bad} (it holds {', '.join(sorted(members)) or 'nothing'})")
-        small = {}
-        for key in ("format", "shape"):
-            shape, dtype, size = npz_member(zf, key, name)
-            if size > 64 or dtype.kind not in ("SU" if key == "format" else "iu"):
-                raise ValueError(f"{bad} ('{key}' is {dtype} of shape {shape})")
-            with zf.open(key + ".npy") as fp:
-                small[key] = np.lib.format.read_array(fp, allow_pickle=False)
-        fmt = small["format"].item()
-        fmt = fmt.decode("ascii", "replace") if isinstance(fmt, bytes) else str(fmt)
-        shape = tuple(int(v) for v in np.ravel(small["shape"]))
-        if len(shape) != 2:
-            raise ValueError(f"{bad} (shape {shape})")
+    with open_sparse_npz(name) as (zf, fmt, shape):  # the checks of load_sparse_npz
         if shape[0] != n:
             raise ValueError(f"{name}: the {what} have {shape[0]} rows but the graph has "
                              f"{n} vertices")
-        if fmt != "csr":
-            # not cut by rows on disk: the whole matrix, as scipy reads it
-            whole = sp.load_npz(name)
-            return sp.csr_array(whole)[lo:hi]
-        indptr = read_npz_slice(zf, "indptr", lo, hi + 1, name).astype(np.int64)
-        a, b = int(indptr[0]), int(indptr[-1])
-        if np.any(np.diff(indptr) < 0) or a < 0:
-            raise ValueError(f"{name}: 'indptr' decreases between rows {lo} and {hi}")
-        indices = read_npz_slice(zf, "indices", a, b, name)
-        if indices.dtype.kind not in "iu":
-            raise ValueError(f"{bad} ('indices' holds {indices.dtype})")
-        data = read_npz_slice(zf, "data", a, b, name)
+        if fmt == "csr":
+            indptr = read_npz_slice(zf, "indptr", lo, hi + 1, name).astype(np.int64)
+            a, b = int(indptr[0]), int(indptr[-1])
+            if np.any(np.diff(indptr) < 0) or a < 0:
+                raise ValueError(f"{name}: 'indptr' decreases between rows {lo} and {hi}")
+            indices = read_npz_slice(zf, "indices", a, b, name)
+            data = read_npz_slice(zf, "data", a, b, name)
+    if fmt != "csr":
+        # not cut by rows on disk: the whole matrix, read as the serial command line reads it
+        return sp.csr_array(load_sparse_npz(name))[lo:hi]
     if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
         raise ValueError(f"{name}: a column index of rows {lo}:{hi} is outside "
                          f"[0, {shape[1]})")
