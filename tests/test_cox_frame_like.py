@@ -151,7 +151,7 @@ def test_one_definition_and_pandas_stays_optional():
             "is_frame(object()); check_cox_matrix([[1.0]]); "
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+                         check=True, timeout=600)
     assert out.stdout.strip() == "False"
 
 
