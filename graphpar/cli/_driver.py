@@ -108,6 +108,8 @@ SHARED_HELP = {
     "seed": "random seed, 0 to 2**64-1 (default 0)",
     "json": "print one JSON object instead of the text report",
     "output": "write {what} to FILE",
+    "plot": "draw {what} (PNG: a name not ending in .png is refused; needs matplotlib, "
+            "pip install graphpar[plot])",
     "quiet": "no progress reports and no compile notice on stderr (errors and warnings "
              "are still printed)",
 }
@@ -115,12 +117,15 @@ SHARED_HELP = {
 
 def add_shared_options(parser, *, threads: bool = True, seed: bool = False,
                        json: bool = False, output: str | None = None,
-                       output_required: bool = False, output_metavar: str = "FILE") -> None:
+                       output_required: bool = False, output_metavar: str = "FILE",
+                       plot: str | None = None) -> None:
     """Add the shared options a subcommand has to its parser.
 
-    Every subcommand that has ``--threads``, ``--seed``, ``--json`` or
+    Every subcommand that has ``--plot``, ``--threads``, ``--seed``, ``--json`` or
     ``-o/--output`` gets it from here, so that the option means the same
-    everywhere: ``--threads`` an integer >= 1, ``--seed`` an integer in
+    everywhere: ``--plot FILE.png`` a PNG picture (``plot`` says what is drawn;
+    :func:`check_output_paths` refuses another name and a missing matplotlib),
+    ``--threads`` an integer >= 1, ``--seed`` an integer in
     ``[0, 2**64 - 1]`` (default 0), ``--json`` one JSON object on stdout,
     ``--output`` the file the result is written to; ``output`` says what is
     written there. ``--quiet`` (no progress reports, no compile notice) is
@@ -137,6 +142,9 @@ def add_shared_options(parser, *, threads: bool = True, seed: bool = False,
     """
     from graphpar.cli import int_in
 
+    if plot is not None:
+        parser.add_argument("--plot", metavar="FILE.png",
+                            help=SHARED_HELP["plot"].format(what=plot))
     parser.add_argument("-q", "--quiet", action="store_true", help=SHARED_HELP["quiet"])
 
     if threads:

@@ -96,11 +96,9 @@ def register(sub) -> None:
     p.add_argument("--sep", metavar="CHAR", default=None,
                    help="field separator of DATA and ROWS (default: a tab for .tsv/.tab "
                         "names, compressed too, else a comma); write '\\t' for a tab")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="draw the hazard ratios with their 95%% intervals to FILE.png and "
-                        "the baseline survival of each stratum to FILE.survival.png (PNG "
-                        "images; other names are refused; needs matplotlib)")
     add_shared_options(p, json=True,
+                       plot="the hazard ratios with their 95%% intervals to FILE.png and the "
+                            "baseline survival of each stratum to FILE.survival.png",
                        output="the summary (.json or .csv; the baseline survival goes beside it, "
                               "see below)")
     p.set_defaults(func=run)

@@ -135,10 +135,8 @@ def register(sub) -> None:
                         "an .npz archive that graphpar.GCN.load reads")
     p.add_argument("--history", metavar="FILE.csv",
                    help="write the loss and accuracies of every epoch to FILE.csv (CSV)")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="draw the loss and accuracy per epoch to FILE.png (a PNG image; "
-                        "needs graphpar[plot])")
     add_shared_options(p, seed=True, json=True,
+                       plot="the loss and accuracy per epoch to FILE.png",
                        output="the predicted class of every vertex (an int64 .npy array)",
                        output_metavar="FILE.npy")
     p.set_defaults(func=run, output_suffixes=OUTPUT_SUFFIXES)

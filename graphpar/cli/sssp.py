@@ -354,10 +354,8 @@ def register(sub) -> None:
                               "(CSV/TSV and .el/.wel edge lists)")
     p.add_argument("--verify", action="store_true",
                    help="check against the serial Dijkstra; exit status 1 if they differ")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="draw the distribution of the distances to FILE.png (a PNG image; "
-                        "other names are refused; needs matplotlib)")
     add_shared_options(p, seed=True, json=True,
+                       plot="the distribution of the distances to FILE.png",
                        output="distances, predecessors and sources (.npz, with the "
                               "vertices' labels when the graph has them), one "
                               "source,target,distance,predecessor row per vertex reached "
