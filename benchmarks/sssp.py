@@ -323,7 +323,7 @@ def kernel_call(g, source, delta, threads):
     else:
         plan = kept[2]
     packed, buffers = plan.packed, plan.buffers
-    threads = threads if g.nnz >= spm.PARALLEL_EDGES else 1  # as graphpar.sssp decides
+    threads = threads if g.nnz >= spm._csgraph.PARALLEL_EDGES else 1  # as graphpar.sssp decides
     if packed is not None:
         d = np.empty(g.n, dtype=np.int32)
 

@@ -328,7 +328,6 @@ SIZE_BOUNDS = (
     ("graphpar.kernels.csr", "NUMPY_CHECK_BELOW"),
     ("graphpar._csgraph", "PARALLEL_EDGES"),
     ("graphpar._csgraph", "SERIAL_WORK"),
-    ("graphpar._shortest_paths", "PARALLEL_EDGES"),
     ("graphpar._gcn", "SERIAL_WORK"),
     ("graphpar._gcn_layers", "SERIAL_WORK"),
 )
@@ -341,11 +340,11 @@ def large_input_paths():
 
     Examples
     --------
-    >>> from graphpar import _shortest_paths
+    >>> from graphpar import _csgraph
     >>> with large_input_paths():
-    ...     _shortest_paths.PARALLEL_EDGES
+    ...     _csgraph.PARALLEL_EDGES
     0
-    >>> _shortest_paths.PARALLEL_EDGES > 0
+    >>> _csgraph.PARALLEL_EDGES > 0
     True
     """
     with _attributes_set([(importlib.import_module(module), name, 0)

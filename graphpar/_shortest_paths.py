@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphpar._csgraph import PARALLEL_EDGES
+from graphpar import _csgraph
 from graphpar._graph import Graph, index_dtype
 from graphpar._validation import check_delta, check_limit, check_sources, validate_graph
 from graphpar.kernels import sssp as _k
@@ -600,9 +600,10 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
                                  degree_squares=degree_squares(g.indptr))
     # the kept graph's work arrays, or this call's, shared by its sources
     buffers = plan.buffers if plan is not None else _k.SearchBuffers()
-    # on a small graph a second thread saves nothing (docs/performance.md), and a
-    # one-thread search compiles no parallel step on a first call
-    search_threads = nthreads if g.nnz >= PARALLEL_EDGES else 1
+    # on a small graph a second thread saves nothing (docs/performance.md); the bound is
+    # read where it is defined, at call time (a copy made at import would keep whatever
+    # value it had then)
+    search_threads = nthreads if g.nnz >= _csgraph.PARALLEL_EDGES else 1
     dist = np.empty((sources.size, n), dtype=np.float64)
     pred = None
     if want_pred:

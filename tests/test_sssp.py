@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,6 +19,9 @@ from graphpar.kernels import atomics
 from graphpar.kernels import sssp as ksssp
 from graphpar.threads import max_threads
 
+#: graphpar's bound, read at collection (before any fixture changes it)
+PARALLEL_EDGES_AT_IMPORT = importlib.import_module("graphpar._csgraph").PARALLEL_EDGES
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _parallel_search_on_small_graphs():
@@ -24,12 +29,12 @@ def _parallel_search_on_small_graphs():
     # tests' graphs are small, so the bound is lowered to keep the parallel search under
     # test (test_small_graphs_search_on_one_thread checks the bound itself). Module scope:
     # hypothesis refuses function-scoped fixtures.
-    import graphpar._shortest_paths as spm
+    import graphpar._csgraph as csgraph_module
 
-    kept = spm.PARALLEL_EDGES
-    spm.PARALLEL_EDGES = 0
+    kept = csgraph_module.PARALLEL_EDGES
+    csgraph_module.PARALLEL_EDGES = 0
     yield
-    spm.PARALLEL_EDGES = kept
+    csgraph_module.PARALLEL_EDGES = kept
 
 
 # weights that make float sums round: ties, absorption (1e16 + 1 == 1e16), tiny values
@@ -1028,10 +1033,11 @@ def test_threads_searching_one_graph_at_once():
 
 @pytest.mark.skipif(max_threads() < 2, reason="needs 2 Numba threads")
 def test_small_graphs_search_on_one_thread(monkeypatch):
+    import graphpar._csgraph as csgraph_module
     import graphpar._shortest_paths as spm
-    from graphpar._csgraph import PARALLEL_EDGES
 
-    monkeypatch.setattr(spm, "PARALLEL_EDGES", PARALLEL_EDGES)
+    PARALLEL_EDGES = PARALLEL_EDGES_AT_IMPORT  # the module fixture lowers the bound
+    monkeypatch.setattr(csgraph_module, "PARALLEL_EDGES", PARALLEL_EDGES)
     searched_on = []
     run_one = spm._run_one
 
