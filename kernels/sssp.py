@@ -22,19 +22,29 @@ Layout of the search state (all flat arrays, no Python objects):
   sharing), and the hot loop is one function: passing arrays to helper
   functions would make Numba touch their reference counts atomically on
   every call (see docs/performance.md for what that cost).
-* One step = (part of) one bin = at most one parallel region: every thread takes
+* One step = (part of) one bin, relaxed by every thread at once or by the
+  calling thread alone: every thread takes
   chunks of the current bin (collected from all threads' slots) through atomic
   cursors, first the chunks it pushed itself (they lie near its earlier work,
   so the threads touch fewer of each other's cache lines), then the
   others', relaxes their vertices, then keeps relaxing its *own* new
   current-bin vertices while that bin stays small (bin fusion, as GAP does),
-  so most of a road graph's tiny bins resolve without another fork-join.
+  so most of a road graph's tiny bins resolve without another parallel step.
   Large bins are left for the next step, where all threads share them. A
   step expected to relax fewer than ``SERIAL_EDGES`` edges (bin size times
   mean degree) runs on the calling thread alone: waking the other threads
   would cost more than it saves, and there plain stores replace the
-  compare-and-swap. Numba's ``prange`` is fork-join, so there is no barrier
-  to deadlock on, whatever the threading layer.
+  compare-and-swap.
+* The threads: the search runs on the calling thread (thread 0) and on
+  ``nthreads - 1`` Python threads of a persistent pool, all in one ``nogil``
+  kernel, started once per search. Thread 0 does the serial work between
+  steps and rings the others for a parallel step through two atomic counters
+  in ``ctl`` (``GO``, ``DONE``); they wait with :func:`graphpar.kernels.spin.backoff`
+  (pause, then yield, then short sleeps). No Numba parallel region: a
+  ``prange`` step cost a second and a half more to compile on a first call,
+  and on a machine with other busy processes its fork-join per step waited
+  for descheduled threads (2 threads on the loaded 2-core machine: 0.76 s
+  against 0.12 s for this design on a Kronecker graph, see docs/performance.md).
 * A bin entry is a vertex and the distance it was pushed with
   (``items``, ``item_d``). An entry whose distance is no longer ``dist[u]``
   is stale (a later push holds the lower one) and costs one comparison. No
@@ -68,15 +78,17 @@ compiles only when a call needs it):
 """
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from graphpar.kernels.atomics import cas, fetch_add
+from graphpar.kernels.atomics import atomic_load, atomic_store, cas, fetch_add
 from graphpar.kernels.cox import run_chunks
 from graphpar.kernels.heap import sift_down, sift_up
 from graphpar.kernels.prefetch import prefetch
+from graphpar.kernels.spin import backoff
 
 #: "No predecessor" in every predecessor array graphpar returns, serial and MPI (scipy's value).
 PRED_NONE = -9999
@@ -150,7 +162,16 @@ REGIONS = 19
 WINDOWS = 20
 STARTED = 21
 RELAXED = 22
-CTL_SIZE = 24
+STEP_CUR = 23
+STEP_END = 24
+STATE_SIZE = 32
+# The doorbell of the parallel steps (see _make_search), past the state the search resets: the
+# step counter and the quit flag (written by the search's thread and the driver), and on
+# its own cache line the count of other threads done with the step.
+GO = 32
+QUIT = 33
+DONE = 40
+CTL_SIZE = 48
 
 
 @njit(cache=True)
@@ -276,51 +297,56 @@ def _thread_work(t, fr, fc, indptr, indices, weights, dist, limit, capped, inv_d
     return work
 
 
-@njit(parallel=True, cache=True)
-def _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur, end, ts,
-          items, item_d, meta, ctl, dirty):
-    for t in prange(ts.shape[0]):
-        # np.int64: the prange index is unsigned inside the parallel region, and one
-        # signature for every call site means _thread_work compiles once
-        ts[t, OWN, WORK] += _thread_work(np.int64(t), fr, fc, indptr, indices, weights, dist,
-                                         limit, capped, inv_delta, cur, end, ts, items,
-                                         item_d, meta, ctl, dirty, np.bool_(True))
-
-
 def _make_search(parallel):
-    """The compiled search, with the parallel step (``parallel``) or without it.
+    """The compiled search (see ``search``), with the other threads' part (``parallel``)
+    or without it.
 
     ``parallel`` is a compile-time constant (Numba freezes closure variables and
-    prunes the branch they decide): the one-thread variant never refers to
-    ``_step``, so a one-thread search does not compile that ``prange`` region
-    (about a second on a first call).
+    prunes the branches it decides): the one-thread variant compiles neither the
+    other threads' wait nor the ring, so a first search on a small graph (one
+    thread) compiles about a second less.
     """
 
-    @njit(cache=True)
-    def search(indptr, indices, weights, source, inv_delta, limit, capped, dist, ts, items,
+    @njit(cache=True, nogil=True)
+    def search(t, indptr, indices, weights, source, inv_delta, limit, capped, dist, ts, items,
                item_d, meta, fr, fc, pend, dirty, ctl):
         """Run the search of :func:`delta_stepping` on its work arrays until it ends (returns
         0) or the chunk pool is full (returns 1: the window is kept in ``ctl`` and the
         vertices whose pushes failed are flagged in ``dirty``; the driver grows the pool and
         calls again). A first call (``ctl[STARTED] == 0``) starts from ``source``.
 
-        No allocation in here: each array constructor the kernel called would compile one
-        more implementation on the first call.
+        Thread ``t = 0`` (the caller's) runs the search: it files vertices into bins,
+        picks each step's bin and relaxes it, alone or with the others. Every other
+        thread ``t`` waits for thread 0 to ring (``ctl[GO]`` changes), does its share
+        of the step (:func:`_thread_work`), reports it done (``ctl[DONE]``), and
+        returns when ``ctl[QUIT]`` is set. The ring and the report are sequentially
+        consistent atomics, so each side sees the plain writes the other made before
+        them; the step's bin and window end travel in ``ctl[STEP_CUR]`` and
+        ``ctl[STEP_END]``.
+
+        One function with one call of :func:`_thread_work` for every thread and every
+        kind of step: Numba links a callee into each caller and LLVM optimises every
+        inlined copy again, on a first call. No allocation in here: each array
+        constructor the kernel called would compile one more implementation.
         """
         n = indptr.size - 1
         nnz = indptr[n]
         nthreads = ts.shape[0]
         K = BINS
         cap = meta.shape[0]
-        if ctl[STARTED] == 0:
-            for t in range(nthreads):
+        seen = 0  # the driver zeroes ctl[GO] before it starts the threads
+        npend = 0
+        if parallel and t > 0:
+            pass
+        elif ctl[STARTED] == 0:
+            for tt in range(nthreads):
                 for k in range(K + 1):
-                    ts[t, k, HEAD] = -1
-                    ts[t, k, TAIL] = -1
-                    ts[t, k, COUNT] = 0
-                ts[t, OWN, FREE] = -1
-                ts[t, OWN, WORK] = 0
-            for k in range(CTL_SIZE):
+                    ts[tt, k, HEAD] = -1
+                    ts[tt, k, TAIL] = -1
+                    ts[tt, k, COUNT] = 0
+                ts[tt, OWN, FREE] = -1
+                ts[tt, OWN, WORK] = 0
+            for k in range(STATE_SIZE):
                 ctl[k] = 0
             ctl[STARTED] = 1
             ctl[WINDOWS] = 1
@@ -335,7 +361,6 @@ def _make_search(parallel):
         else:
             # resumed after the pool grew: file the vertices whose pushes failed (their
             # distances were lowered, so they must be relaxed)
-            npend = 0
             for v in range(n):
                 if dirty[v] != 0:
                     dirty[v] = 0
@@ -343,125 +368,157 @@ def _make_search(parallel):
                     npend += 1
         cur = ctl[CUR]
         end = ctl[END]  # the window: bins [end - K, end)
-        t0 = np.int64(0)  # not a literal 0: _thread_work gets one signature for both call sites
+        par = False
+        nfr = 0
         while True:
-            if ctl[POOL_FULL] != 0:
-                ctl[CUR] = cur
-                ctl[END] = end
-                return 1
-            # file the pending vertices into thread 0's bins; written out here rather than as
-            # a helper: each helper is one more compilation
-            for i in range(npend):
-                v = pend[i]
-                dirty[v] = 0
-                b = _bin_of(dist[v], inv_delta, cur)
-                sl = b & (K - 1) if b < end else K
-                tc = ts[0, sl, TAIL]
-                if tc == -1 or meta[tc, FILL] == CHUNK:
-                    nc = ts[0, OWN, FREE]
-                    if nc != -1:
-                        ts[0, OWN, FREE] = meta[nc, NEXT]
-                    else:
-                        nc = ctl[ALLOC]
-                        if nc >= cap:  # rare: other threads' free lists are not used here
-                            dirty[v] = 1
-                            ctl[POOL_FULL] = 1
-                            continue
-                        ctl[ALLOC] = nc + 1
-                    meta[nc, FILL] = 0
-                    meta[nc, NEXT] = -1
-                    if tc == -1:
-                        ts[0, sl, HEAD] = nc
-                    else:
-                        meta[tc, NEXT] = nc
-                    ts[0, sl, TAIL] = nc
-                    tc = nc
-                f = meta[tc, FILL]
-                items[tc * CHUNK + f] = v
-                item_d[tc * CHUNK + f] = dist[v]
-                meta[tc, FILL] = f + 1
-                ts[0, sl, COUNT] += 1
-            npend = 0
-            if ctl[POOL_FULL] != 0:
-                continue
-            # the lowest non-empty bin of the window: every thread's first non-empty slot
-            # below the lowest found so far
-            nb = end
-            for t in range(nthreads):
-                for k in range(nb - cur):
-                    if ts[t, (cur + k) & (K - 1), COUNT] > 0:
-                        nb = cur + k
+            if parallel and t > 0:
+                # wait for the next step, or the end of the search
+                turn = 0
+                while True:
+                    go = atomic_load(ctl, GO)
+                    if go != seen:
                         break
-            if nb == end:
-                # the window is done: take the live entries of the overflow slots (stale ones
-                # are dropped) and open the next window at the lowest bin among them
-                low = NONE
-                for t in range(nthreads):
-                    h = ts[t, K, HEAD]
-                    ts[t, K, HEAD] = -1
-                    ts[t, K, TAIL] = -1
-                    ts[t, K, COUNT] = 0
-                    while h != -1:
-                        c = h
-                        h = meta[c, NEXT]
-                        for j in range(meta[c, FILL]):
-                            v = items[c * CHUNK + j]
-                            dv = item_d[c * CHUNK + j]
-                            # dirty marks the vertices taken (all clear between steps): a
-                            # vertex goes into pend once, so pend (n entries) never overflows
-                            if dist[v] == dv and dirty[v] == 0:
-                                dirty[v] = 1
-                                pend[npend] = v
-                                npend += 1
-                                b = _bin_of(dv, inv_delta, cur)
-                                if b < low:
-                                    low = b
-                        # to thread 0's free list, from which the filing loop takes its chunks
-                        meta[c, NEXT] = ts[0, OWN, FREE]
-                        ts[0, OWN, FREE] = c
-                if npend == 0:
-                    break
-                ctl[WINDOWS] += 1
-                cur = low
-                end = low + K
-                continue
-            cur = nb
-            ctl[STEPS] += 1
-            s = cur & (K - 1)
-            nfr = 0
-            total = 0
-            for t in range(nthreads):
-                fc[8 * t + CURSOR] = 0
-                fc[8 * t + FR_START] = nfr
-                total += ts[t, s, COUNT]
-                h = ts[t, s, HEAD]
-                while h != -1:
-                    fr[nfr] = h
-                    nfr += 1
-                    h = meta[h, NEXT]
-                fc[8 * t + FR_END] = nfr
-                ts[t, s, HEAD] = -1
-                ts[t, s, TAIL] = -1
-                ts[t, s, COUNT] = 0
-            if parallel and nthreads > 1 and (np.float64(total) * nnz
-                                              >= np.float64(SERIAL_EDGES) * n):
-                _step(fr, fc, indptr, indices, weights, dist, limit, capped, inv_delta, cur,
-                      end, ts, items, item_d, meta, ctl, dirty)
-                ctl[REGIONS] += 1
+                    if atomic_load(ctl, QUIT) != 0:
+                        return 0
+                    backoff(turn)
+                    turn += 1
+                seen = go
+                cur = ctl[STEP_CUR]
+                end = ctl[STEP_END]
+                par = True
             else:
-                # one thread, or too little work to pay for waking the others
-                ts[0, OWN, WORK] += _thread_work(t0, fr, fc, indptr, indices, weights, dist,
-                                                 limit, capped, inv_delta, cur, end, ts, items,
-                                                 item_d, meta, ctl, dirty, np.bool_(False))
+                if ctl[POOL_FULL] != 0:
+                    ctl[CUR] = cur
+                    ctl[END] = end
+                    return 1
+                # file the pending vertices into thread 0's bins; written out here rather
+                # than as a helper: each helper is one more compilation
+                for i in range(npend):
+                    v = pend[i]
+                    dirty[v] = 0
+                    b = _bin_of(dist[v], inv_delta, cur)
+                    sl = b & (K - 1) if b < end else K
+                    tc = ts[0, sl, TAIL]
+                    if tc == -1 or meta[tc, FILL] == CHUNK:
+                        nc = ts[0, OWN, FREE]
+                        if nc != -1:
+                            ts[0, OWN, FREE] = meta[nc, NEXT]
+                        else:
+                            nc = ctl[ALLOC]
+                            if nc >= cap:  # rare: other threads' free lists are not used here
+                                dirty[v] = 1
+                                ctl[POOL_FULL] = 1
+                                continue
+                            ctl[ALLOC] = nc + 1
+                        meta[nc, FILL] = 0
+                        meta[nc, NEXT] = -1
+                        if tc == -1:
+                            ts[0, sl, HEAD] = nc
+                        else:
+                            meta[tc, NEXT] = nc
+                        ts[0, sl, TAIL] = nc
+                        tc = nc
+                    f = meta[tc, FILL]
+                    items[tc * CHUNK + f] = v
+                    item_d[tc * CHUNK + f] = dist[v]
+                    meta[tc, FILL] = f + 1
+                    ts[0, sl, COUNT] += 1
+                npend = 0
+                if ctl[POOL_FULL] != 0:
+                    continue
+                # the lowest non-empty bin of the window: every thread's first non-empty slot
+                # below the lowest found so far
+                nb = end
+                for tt in range(nthreads):
+                    for k in range(nb - cur):
+                        if ts[tt, (cur + k) & (K - 1), COUNT] > 0:
+                            nb = cur + k
+                            break
+                if nb == end:
+                    # the window is done: take the live entries of the overflow slots (stale
+                    # ones are dropped) and open the next window at the lowest bin among them
+                    low = NONE
+                    for tt in range(nthreads):
+                        h = ts[tt, K, HEAD]
+                        ts[tt, K, HEAD] = -1
+                        ts[tt, K, TAIL] = -1
+                        ts[tt, K, COUNT] = 0
+                        while h != -1:
+                            c = h
+                            h = meta[c, NEXT]
+                            for j in range(meta[c, FILL]):
+                                v = items[c * CHUNK + j]
+                                dv = item_d[c * CHUNK + j]
+                                # dirty marks the vertices taken (all clear between steps): a
+                                # vertex goes into pend once, so pend (n entries) never
+                                # overflows
+                                if dist[v] == dv and dirty[v] == 0:
+                                    dirty[v] = 1
+                                    pend[npend] = v
+                                    npend += 1
+                                    b = _bin_of(dv, inv_delta, cur)
+                                    if b < low:
+                                        low = b
+                            # to thread 0's free list, from which the filing loop takes its
+                            # chunks
+                            meta[c, NEXT] = ts[0, OWN, FREE]
+                            ts[0, OWN, FREE] = c
+                    if npend == 0:
+                        break
+                    ctl[WINDOWS] += 1
+                    cur = low
+                    end = low + K
+                    continue
+                cur = nb
+                ctl[STEPS] += 1
+                s = cur & (K - 1)
+                nfr = 0
+                total = 0
+                for tt in range(nthreads):
+                    fc[8 * tt + CURSOR] = 0
+                    fc[8 * tt + FR_START] = nfr
+                    total += ts[tt, s, COUNT]
+                    h = ts[tt, s, HEAD]
+                    while h != -1:
+                        fr[nfr] = h
+                        nfr += 1
+                        h = meta[h, NEXT]
+                    fc[8 * tt + FR_END] = nfr
+                    ts[tt, s, HEAD] = -1
+                    ts[tt, s, TAIL] = -1
+                    ts[tt, s, COUNT] = 0
+                # a step expected to relax too few edges to pay for waking the other threads
+                # runs on this one alone, with plain stores
+                par = parallel and nthreads > 1 and (np.float64(total) * nnz
+                                                     >= np.float64(SERIAL_EDGES) * n)
+                if parallel and par:
+                    ctl[STEP_CUR] = cur
+                    ctl[STEP_END] = end
+                    atomic_store(ctl, DONE, 0)
+                    atomic_store(ctl, GO, seen + 1)
+                    seen += 1
+            ts[t, OWN, WORK] += _thread_work(t, fr, fc, indptr, indices, weights, dist, limit,
+                                             capped, inv_delta, cur, end, ts, items, item_d,
+                                             meta, ctl, dirty, par)
+            if parallel and t > 0:
+                fetch_add(ctl, DONE, 1)
+                continue
+            if parallel and par:
+                # wait until every other thread reported its share done
+                turn = 0
+                while atomic_load(ctl, DONE) < nthreads - 1:
+                    backoff(turn)
+                    turn += 1
+                ctl[REGIONS] += 1
             # hand the frontier's chunks back, spread over the threads' free lists
             for k in range(nfr):
                 c = fr[k]
-                t = k % nthreads
-                meta[c, NEXT] = ts[t, OWN, FREE]
-                ts[t, OWN, FREE] = c
+                tt = k % nthreads
+                meta[c, NEXT] = ts[tt, OWN, FREE]
+                ts[tt, OWN, FREE] = c
         relaxed = 0
-        for t in range(nthreads):
-            relaxed += ts[t, OWN, WORK]
+        for tt in range(nthreads):
+            relaxed += ts[tt, OWN, WORK]
         ctl[RELAXED] = relaxed
         ctl[STARTED] = 0
         return 0
@@ -469,7 +526,7 @@ def _make_search(parallel):
     return search
 
 
-#: The search on any thread count, and the one-thread search (no parallel step compiled).
+#: The search on any thread count, and the one-thread search (no other threads' part).
 _search = _make_search(True)
 _search_serial = _make_search(False)
 
@@ -563,6 +620,42 @@ class SearchBuffers:
         a["ctl"][ALLOC] = used
 
 
+_workers = None
+_workers_lock = threading.Lock()
+
+
+def _run_search(indptr, indices, weights, source, inv_delta, limit, capped, dist, a, nthreads):
+    """One call of the compiled search on this thread, with ``nthreads - 1`` other threads.
+
+    The other threads are a persistent pool's, started once per call (not once per
+    step: :func:`_search` rings them through ``ctl``), and told to quit when the
+    search returns. The kernel is compiled (or loaded) first, on this thread, by a
+    call as thread 1 that finds ``ctl[QUIT]`` set and returns at once.
+    """
+    global _workers
+    ctl = a["ctl"]
+    args = (indptr, indices, weights, source, inv_delta, limit, capped, dist, a["ts"],
+            a["items"], a["item_d"], a["meta"], a["fr"], a["fc"], a["pend"], a["dirty"], ctl)
+    ctl[GO] = 0
+    if nthreads == 1:
+        return _search_serial(np.int64(0), *args)
+    ctl[QUIT] = 1
+    _search(np.int64(1), *args)
+    ctl[QUIT] = 0
+    with _workers_lock:
+        if _workers is None or _workers._max_workers < nthreads - 1:
+            _workers = ThreadPoolExecutor(max_workers=nthreads - 1,
+                                          thread_name_prefix="graphpar-sssp")
+        pool = _workers
+    futures = [pool.submit(_search, np.int64(t), *args) for t in range(1, nthreads)]
+    try:
+        return _search(np.int64(0), *args)
+    finally:
+        ctl[QUIT] = 1
+        for f in futures:
+            f.result()
+
+
 def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthreads, dist,
                    buffers=None):
     """Fill ``dist`` (preset to inf, or ``INT_UNREACHED`` for int32) with shortest
@@ -600,10 +693,8 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
         a = b.fit(n, nthreads, dist.dtype)
         a["ctl"][STARTED] = 0
         growths = 0
-        search = _search if nthreads > 1 else _search_serial
-        while search(indptr, indices, weights, source, 1.0 / delta, limit, capped, dist,
-                     a["ts"], a["items"], a["item_d"], a["meta"], a["fr"], a["fc"],
-                     a["pend"], a["dirty"], a["ctl"]):
+        while _run_search(indptr, indices, weights, source, 1.0 / delta, limit, capped, dist,
+                          a, nthreads):
             growths += 1
             pending = int(np.count_nonzero(a["dirty"]))
             b.grow(pending // CHUNK + nthreads * (BINS + 1) + 64)

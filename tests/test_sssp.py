@@ -1054,3 +1054,41 @@ def test_small_graphs_search_on_one_thread(monkeypatch):
         d, stats = sssp(g, 1, threads=2, return_stats=True)
         assert searched_on == [threads] and stats.threads == 2  # the count in force
         np.testing.assert_array_equal(d, dijkstra(g.to_scipy(), indices=1))
+
+
+@pytest.mark.skipif(max_threads() < 2, reason="needs 2 Numba threads")
+def test_parallel_searches_from_several_threads_at_once():
+    # each search rings its own helper threads, which come from one shared pool: searches
+    # whose helpers queue behind another search's must still finish, with exact distances
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = _stale_flood(300, 1000.0)
+    ref = dijkstra(g.to_scipy(), indices=list(range(6)))
+    parallel = []
+
+    def one(s):
+        row = np.full(g.n, np.inf)
+        stats = ksssp.delta_stepping(g.indptr, g.indices, g.weights, s, 100.0, np.inf, False,
+                                     2, row)
+        parallel.append(stats[2])
+        return row
+
+    with ThreadPoolExecutor(3) as ex:
+        futures = [ex.submit(one, s) for s in range(6)]
+        out = [f.result(timeout=600) for f in futures]
+    np.testing.assert_array_equal(np.array(out), ref)
+    assert min(parallel) > 0  # every search ran parallel steps
+
+
+@pytest.mark.skipif(max_threads() < 2, reason="needs 2 Numba threads")
+def test_helper_threads_are_released_after_each_search():
+    # a search ends by telling its helper threads to quit: none is left busy
+    import threading
+
+    g = _stale_flood(300, 1000.0)
+    row = np.full(g.n, np.inf)
+    ksssp.delta_stepping(g.indptr, g.indices, g.weights, 0, 100.0, np.inf, False, 2, row)
+    pool = ksssp._workers
+    assert pool is not None
+    # the pool's thread takes a new task at once: it is not stuck in the last search
+    assert pool.submit(threading.get_ident).result(timeout=60) != threading.get_ident()
