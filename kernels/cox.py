@@ -106,6 +106,7 @@ its gradient and its Hessian (negative semidefinite). ``hess_mode``:
 diagonal, ``HESS_FULL`` (2) fills it all.
 """
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -123,6 +124,16 @@ HESS_FULL = 2
 
 _pool = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    # a fork's child has none of the parent's threads, and may inherit the lock held
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 _warm = set()  # (function, argument types) already run once: compiled or loaded
 
 

@@ -77,6 +77,7 @@ compiles only when a call needs it):
   sums, so both paths give scipy's distances bit for bit.
 """
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -622,6 +623,16 @@ class SearchBuffers:
 
 _workers = None
 _workers_lock = threading.Lock()
+
+
+def _forget_workers() -> None:
+    # a fork's child has none of the parent's threads, and may inherit the lock held
+    global _workers, _workers_lock
+    _workers, _workers_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers)
 
 
 def _run_search(indptr, indices, weights, source, inv_delta, limit, capped, dist, a, nthreads):

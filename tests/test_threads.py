@@ -192,3 +192,51 @@ def test_mpi_ranks_take_slurm_then_pbs():
     assert json.loads(run.stdout)["threads"] == 1
     run = run_capped(["sssp", TINY, "--json"], ranks=1, env=_env(**PBS, NCPUS="2"))
     assert json.loads(run.stdout)["threads"] == 2
+
+
+_FORK_CHILD = """
+import os, sys
+import numpy as np, scipy.sparse as sp
+import graphpar
+from graphpar.kernels import sssp as k
+from scipy.sparse.csgraph import dijkstra
+
+graphpar.set_threads(2)
+g = graphpar.Graph.from_scipy(sp.random(3000, 3000, density=0.01, random_state=0,
+                                        format="csr"))
+rng = np.random.default_rng(0)
+X = rng.normal(size=(20000, 2))
+T = rng.exponential(size=20000)
+E = rng.random(20000) < 0.7
+
+
+def both():
+    d = np.full(g.n, np.inf)
+    parallel = k.delta_stepping(g.indptr, g.indices, g.weights, 0, 0.01, np.inf, False, 2,
+                                d)[2]
+    assert parallel > 0 and np.array_equal(d, dijkstra(g.to_scipy(), indices=0))
+    return graphpar.CoxPH().fit(X, T, E).coef_
+
+
+coef = both()  # the parent's pools now hold threads
+pid = os.fork()
+if pid == 0:
+    ok = np.array_equal(both(), coef)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print("child exit", os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(LIMIT < 2 or not hasattr(__import__("os"), "fork"),
+                    reason="needs 2 Numba threads and fork()")
+def test_a_forked_child_runs_two_thread_searches_and_fits():
+    # the worker pools of the parallel search and of the Cox passes are the parent's
+    # threads: a fork's child has none, and must start its own instead of waiting forever
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _FORK_CHILD], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "child exit 0" in r.stdout, (r.stdout, r.stderr[-2000:])
