@@ -20,10 +20,9 @@ and its result are exactly scipy's.
 
 from __future__ import annotations
 
-import os
-import threading
-
 import numpy as np
+
+from graphpar.kernels.pools import PersistentPool
 
 NULL = -9999
 ITYPE = np.int32
@@ -200,7 +199,7 @@ def _per_source(indptr, idx, data, sources, limit, n, want_pred):
         return dist, pred
     # the kernel releases the GIL; each thread takes the next source until none is left,
     # the calling thread being one of them
-    pool = _pool(threads - 1)
+    pool = _POOL.get(threads - 1)
     jobs = [pool.submit(_k.many, *args) for _ in range(min(threads, k) - 1)]
     _k.many(*args)
     if counter[1] < k:  # a worker is still searching: wait for it
@@ -211,34 +210,8 @@ def _per_source(indptr, idx, data, sources, limit, n, want_pred):
     return dist, pred
 
 
-_POOL: tuple | None = None  # (workers, executor)
-_POOL_LOCK = threading.Lock()
-
-
-def _pool(workers: int):
-    """The persistent worker threads of the per-source search (at least ``workers``).
-
-    Kept across calls: starting a thread costs more than a small search. Made again
-    to grow (a replaced executor is not shut down, since a call on another thread may
-    still be submitting to it: its idle threads end when it is garbage-collected) and
-    after a fork (the child has none of the parent's threads).
-    """
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL[0] < workers:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _POOL = (workers, ThreadPoolExecutor(workers, "graphpar-dijkstra"))
-        return _POOL[1]
-
-
-def _forget_pool() -> None:
-    global _POOL, _POOL_LOCK
-    _POOL, _POOL_LOCK = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+#: The persistent worker threads of the per-source search.
+_POOL = PersistentPool("graphpar-dijkstra")
 
 
 def _delta_stepping(indptr, idx, data, sources, limit, n, want_pred):

@@ -106,13 +106,13 @@ its gradient and its Hessian (negative semidefinite). ``hess_mode``:
 diagonal, ``HESS_FULL`` (2) fills it all.
 """
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 from numba import njit
+
+from graphpar.kernels.pools import PersistentPool
 
 FLAG_GROUP = 1
 FLAG_STRATUM = 2
@@ -122,19 +122,9 @@ HESS_NONE = 0
 HESS_DIAG = 1
 HESS_FULL = 2
 
-_pool = None
-_pool_lock = threading.Lock()
-
-
-def _forget_pool() -> None:
-    # a fork's child has none of the parent's threads, and may inherit the lock held
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+_POOL = PersistentPool("graphpar-cox")
 _warm = set()  # (function, argument types) already run once: compiled or loaded
+_warm_lock = threading.Lock()
 
 
 def _arg_kind(a):
@@ -159,7 +149,6 @@ def run_chunks(fn, nchunks, *args, scratch=None):
     passed after ``args``: allocated here by NumPy, so that ``fn`` compiles no
     allocation of its own.
     """
-    global _pool
     nt = max(1, min(numba.get_num_threads(), nchunks))
     kernel = fn
     if scratch is not None:
@@ -170,16 +159,13 @@ def run_chunks(fn, nchunks, *args, scratch=None):
     if nt == 1:
         fn(0, nchunks, *args)
         return
-    with _pool_lock:
-        if _pool is None or _pool._max_workers < nt - 1:
-            _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="graphpar-cox")
-        pool = _pool
+    pool = _POOL.get(nt - 1)
     cuts = [(nchunks * t) // nt for t in range(nt + 1)]
     key = (kernel, tuple(map(_arg_kind, args)))
     warm = key in _warm or not hasattr(kernel, "py_func")
     if not warm:
         fn(cuts[0], cuts[1], *args)
-        with _pool_lock:
+        with _warm_lock:
             _warm.add(key)
     futures = [pool.submit(fn, cuts[t], cuts[t + 1], *args) for t in range(1, nt)]
     try:

@@ -77,9 +77,7 @@ compiles only when a call needs it):
   sums, so both paths give scipy's distances bit for bit.
 """
 
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit, prange, types
@@ -88,6 +86,7 @@ from numba.extending import overload
 from graphpar.kernels.atomics import atomic_load, atomic_store, cas, fetch_add
 from graphpar.kernels.cox import run_chunks
 from graphpar.kernels.heap import sift_down, sift_up
+from graphpar.kernels.pools import PersistentPool
 from graphpar.kernels.prefetch import prefetch
 from graphpar.kernels.spin import backoff
 
@@ -621,18 +620,7 @@ class SearchBuffers:
         a["ctl"][ALLOC] = used
 
 
-_workers = None
-_workers_lock = threading.Lock()
-
-
-def _forget_workers() -> None:
-    # a fork's child has none of the parent's threads, and may inherit the lock held
-    global _workers, _workers_lock
-    _workers, _workers_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_workers)
+_WORKERS = PersistentPool("graphpar-sssp")
 
 
 def _run_search(indptr, indices, weights, source, inv_delta, limit, capped, dist, a, nthreads):
@@ -643,7 +631,6 @@ def _run_search(indptr, indices, weights, source, inv_delta, limit, capped, dist
     search returns. The kernel is compiled (or loaded) first, on this thread, by a
     call as thread 1 that finds ``ctl[QUIT]`` set and returns at once.
     """
-    global _workers
     ctl = a["ctl"]
     args = (indptr, indices, weights, source, inv_delta, limit, capped, dist, a["ts"],
             a["items"], a["item_d"], a["meta"], a["fr"], a["fc"], a["pend"], a["dirty"], ctl)
@@ -653,11 +640,7 @@ def _run_search(indptr, indices, weights, source, inv_delta, limit, capped, dist
     ctl[QUIT] = 1
     _search(np.int64(1), *args)
     ctl[QUIT] = 0
-    with _workers_lock:
-        if _workers is None or _workers._max_workers < nthreads - 1:
-            _workers = ThreadPoolExecutor(max_workers=nthreads - 1,
-                                          thread_name_prefix="graphpar-sssp")
-        pool = _workers
+    pool = _WORKERS.get(nthreads - 1)
     futures = [pool.submit(_search, np.int64(t), *args) for t in range(1, nthreads)]
     try:
         return _search(np.int64(0), *args)

@@ -1088,7 +1088,7 @@ def test_helper_threads_are_released_after_each_search():
     g = _stale_flood(300, 1000.0)
     row = np.full(g.n, np.inf)
     ksssp.delta_stepping(g.indptr, g.indices, g.weights, 0, 100.0, np.inf, False, 2, row)
-    pool = ksssp._workers
+    pool = ksssp._WORKERS.executor
     assert pool is not None
     # the pool's thread takes a new task at once: it is not stuck in the last search
     assert pool.submit(threading.get_ident).result(timeout=60) != threading.get_ident()
