@@ -20,9 +20,9 @@ and its result are exactly scipy's.
 
 from __future__ import annotations
 
-import numpy as np
+import threading
 
-from graphpar.kernels.pools import PersistentPool
+import numpy as np
 
 NULL = -9999
 ITYPE = np.int32
@@ -198,20 +198,36 @@ def _per_source(indptr, idx, data, sources, limit, n, want_pred):
         _k.many(*args)
         return dist, pred
     # the kernel releases the GIL; each thread takes the next source until none is left,
-    # the calling thread being one of them
-    pool = _POOL.get(threads - 1)
-    jobs = [pool.submit(_k.many, *args) for _ in range(min(threads, k) - 1)]
-    _k.many(*args)
-    if counter[1] < k:  # a worker is still searching: wait for it
-        for job in jobs:
-            job.result()
-    # else every row is written: a worker the OS has not run yet finds no source left
-    # and returns on its own, so waiting for it here would only add its start-up delay
+    # the calling thread being one of them. The helpers stay awake a few ms between calls
+    # (waking a blocked thread cost a small call a third of its second thread); another
+    # call holding them leaves this one to do every source itself
+    pool = _helpers()
+    started = pool.try_start(_k.many, args, min(threads, k) - 1)
+    ok = False
+    try:
+        _k.many(*args)
+        ok = True
+    finally:
+        # returns once every row is written: a helper the OS has not run yet finds no
+        # source left and returns on its own, so waiting for it would only add its delay
+        pool.finish(counter, 1, k, started, wait=ok)
     return dist, pred
 
 
-#: The persistent worker threads of the per-source search.
-_POOL = PersistentPool("graphpar-dijkstra")
+#: The helper threads of the per-source search, kept between calls (made on first use:
+#: importing graphpar.csgraph does not load Numba).
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _helpers():
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from graphpar.kernels.handoff import HandoffPool
+
+            _POOL = HandoffPool("graphpar-dijkstra")
+        return _POOL
 
 
 def _delta_stepping(indptr, idx, data, sources, limit, n, want_pred):

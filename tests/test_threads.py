@@ -198,8 +198,11 @@ _FORK_CHILD = """
 import os, sys
 import numpy as np, scipy.sparse as sp
 import graphpar
+from graphpar import _csgraph, csgraph
 from graphpar.kernels import sssp as k
 from scipy.sparse.csgraph import dijkstra
+
+_csgraph.SERIAL_WORK = 0  # the many-source search on 2 threads whatever the size
 
 graphpar.set_threads(2)
 g = graphpar.Graph.from_scipy(sp.random(3000, 3000, density=0.01, random_state=0,
@@ -215,6 +218,10 @@ def both():
     parallel = k.delta_stepping(g.indptr, g.indices, g.weights, 0, 0.01, np.inf, False, 2,
                                 d)[2]
     assert parallel > 0 and np.array_equal(d, dijkstra(g.to_scipy(), indices=0))
+    src = np.arange(0, 3000, 97)
+    assert np.array_equal(csgraph.dijkstra(g.to_scipy(), indices=src),
+                          dijkstra(g.to_scipy(), indices=src))
+    assert _csgraph._helpers().helpers == 1
     return graphpar.CoxPH().fit(X, T, E).coef_
 
 
@@ -231,8 +238,9 @@ print("child exit", os.waitstatus_to_exitcode(status))
 @pytest.mark.skipif(LIMIT < 2 or not hasattr(__import__("os"), "fork"),
                     reason="needs 2 Numba threads and fork()")
 def test_a_forked_child_runs_two_thread_searches_and_fits():
-    # the worker pools of the parallel search and of the Cox passes are the parent's
-    # threads: a fork's child has none, and must start its own instead of waiting forever
+    # the worker pools of the parallel search, of the Cox passes and of the many-source
+    # search are the parent's threads: a fork's child has none, and must start its own
+    # instead of waiting forever
     import subprocess
     import sys
 
