@@ -9,8 +9,9 @@ edge". Then one of three plans runs (:func:`plan`):
 * ``min_only=True``: one multi-source search (not one per source);
 * at least as many sources as threads, or a small graph: one serial search
   per source, the sources spread over the threads (``kernels/sssp_many.py``:
-  the calling thread and persistent pool threads, :func:`_pool`, each taking
-  the next source from an atomic counter until none is left);
+  the calling thread and the helper threads of :func:`_helpers`, kept awake
+  briefly between calls, each taking the next source from an atomic counter
+  until none is left);
 * fewer sources than threads on a large graph: the parallel delta-stepping
   of :func:`graphpar.sssp`, one source after another.
 

@@ -18,11 +18,12 @@ all its sources with no reset (a vertex's heap slot is read only once its
 distance is finite), and fills its own rows of the
 output (to inf / :data:`NULL`) right before searching, so that the row is in
 its cache and no serial pass over the ``k x n`` output precedes the search.
-The threads are plain Python threads (the caller's and a persistent pool's,
-in :mod:`graphpar._csgraph`) running :func:`many` without the GIL, not a
-Numba parallel region: a region ends on a barrier that, on a machine
-with other busy processes, waits for the thread the OS descheduled (measured
-on the loaded 2-core machine: 3x the serial time on a small graph).
+The threads are plain Python threads (the caller's and the helpers of a
+:class:`graphpar.kernels.handoff.HandoffPool`, in :mod:`graphpar._csgraph`)
+running :func:`many` without the GIL, not a Numba parallel region: a region
+ends on a barrier that, on a machine with other busy processes, waits for the
+thread the OS descheduled (measured on the loaded 2-core machine: 3x the serial
+time on a small graph).
 """
 
 import numpy as np
