@@ -250,9 +250,13 @@ def shortest_path(csgraph, method="auto", directed=True, return_predecessors=Fal
 
     csgraph = as_scipy_input(csgraph)
     resolved = method
-    if method == "auto":
+    if method in ("auto", "D"):
         try:
-            resolved = _auto_method(csgraph, indices)
+            # scipy validates first whatever the method, then the method validates again:
+            # its errors come first, and its warnings (a ComplexWarning) twice, as here
+            scipy_csr(csgraph, True)
+            if method == "auto":
+                resolved = _auto_method(csgraph, indices)
         except Exception:  # noqa: BLE001 - scipy raises its own error for this input below
             resolved = None
     if resolved != "D":
@@ -266,7 +270,6 @@ def _auto_method(csgraph, indices) -> str:
     from scipy.sparse import issparse
     from scipy.sparse._sputils import convert_pydata_sparse_to_scipy
 
-    scipy_csr(csgraph, True)  # scipy validates before choosing: its errors first
     g = convert_pydata_sparse_to_scipy(csgraph)
     n = g.shape[0]
     if issparse(g):

@@ -210,6 +210,31 @@ def test_negative_weight_warns_and_returns_scipys_result():
         shortest_path(np.array([[0, 1.0], [-2, 0]]), "BF")
 
 
+def _warnings_of(f, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = f(*args, **kwargs)
+    return [(w.category, str(w.message)) for w in seen], result
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr", "coo", "lil"])
+@pytest.mark.parametrize("method", ["auto", "D"])
+def test_complex_input_warns_as_often_as_scipy(fmt, method):
+    # scipy's shortest_path validates before choosing its method and the method validates
+    # again: two ComplexWarnings, whether the method is chosen or named; dijkstra one
+    A = np.array([[0, 1 + 1j, 0], [0, 0, 2], [0, 0, 0]])
+    X = A if fmt == "dense" else getattr(sp, f"{fmt}_array")(A)
+    for directed in (True, False):
+        got, d = _warnings_of(shortest_path, X, method, directed, indices=0)
+        want, r = _warnings_of(ref.shortest_path, X, method, directed, indices=0)
+        assert got == want and len(want) == 2
+        np.testing.assert_array_equal(d, r)
+        got, d = _warnings_of(dijkstra, X, directed, indices=0)
+        want, r = _warnings_of(ref.dijkstra, X, directed, indices=0)
+        assert got == want and len(want) == 1
+        np.testing.assert_array_equal(d, r)
+
+
 def test_errors_are_scipys_kinds():
     with pytest.raises(ValueError, match=r"indices out of range.*indices\[1\] = 5"):
         dijkstra(G, indices=[0, 5])
