@@ -21,6 +21,9 @@ import sys
 
 ENV_INTERVAL = "GRAPHPAR_PROGRESS_INTERVAL"
 LOGGER = logging.getLogger("graphpar")
+#: Columns a log line keeps beyond its description: the percentage, a short bar, the
+#: counts, the times and the rate (``": 100%|###| 1.23M/1.23M [01:02<00:00, 19.8kB/s]"``).
+LINE_STATS = 70
 
 
 def report_interval() -> float:
@@ -175,9 +178,12 @@ def progress(total: float | None = None, desc: str = "", *, unit: str = "it",
         return Progress(tqdm(file=stream, mininterval=0.2, **options))
     emit = LOGGER.info if via_logging else (lambda line: _write_line(stream, line))
     interval = report_interval()
-    # delay: work shorter than one interval writes no line at all (no 0% / 100% noise)
+    # delay: work shorter than one interval writes no line at all (no 0% / 100% noise).
+    # A line is 80 columns, wider for a long description: tqdm cuts a line at its width,
+    # and a long file name in ``desc`` lost the percentage and the counts
     bar = tqdm(file=_LineWriter(emit), mininterval=interval, maxinterval=max(interval, 1.0),
-               miniters=1, ncols=80, delay=interval, **options)
+               miniters=1, ncols=max(80, len(desc or "") + LINE_STATS), delay=interval,
+               **options)
     return Progress(bar, plain=True)
 
 

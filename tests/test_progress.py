@@ -36,6 +36,19 @@ def test_progress_to_a_file_is_plain_lines_with_percent(monkeypatch):
     assert text.splitlines()[-1].startswith("work: 100%")
 
 
+def test_a_long_description_keeps_the_percent_and_counts_in_a_log(monkeypatch):
+    # a log line was cut at 80 columns: a long file name left "...graph.gr: 100" and no counts
+    monkeypatch.setenv("GRAPHPAR_PROGRESS_INTERVAL", "0")
+    desc = "reading " + "/very/long/directory" * 8 + "/graph.gr"
+    out = io.StringIO()
+    with progress(12_345_678, desc, unit="B", enabled=True, stream=out) as bar:
+        for _ in range(3):
+            bar.update(4_115_226)
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith(f"{desc}: 100%|")
+    assert "12.3M/12.3M [" in last and last.endswith("B/s]")
+
+
 def test_disabled_progress_and_quiet_context_write_nothing(capsys):
     with progress(3, "off") as bar:  # off by default
         bar.update(3)
