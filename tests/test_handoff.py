@@ -42,15 +42,19 @@ def _call(pool, x, helpers=1):
     return out, started
 
 
+def _assert_the_helpers_serve(pool, x):
+    """A call through ``pool`` gets its helpers and the serial result."""
+    out, started = _call(pool, x)
+    assert started
+    np.testing.assert_allclose(out, np.cumsum(x), rtol=1e-12)
+
+
 def test_calls_equal_the_serial_result_with_helpers_awake_and_asleep():
     pool = HandoffPool("test-handoff")
     x = np.random.default_rng(0).random(3000)
-    want = np.cumsum(x)
     for pause in (0.0, 0.0, 0.3, 0.0, 0.3):  # 0.3 s: the helper has blocked on its condition
         time.sleep(pause)
-        out, started = _call(pool, x)
-        assert started
-        np.testing.assert_allclose(out, want, rtol=1e-12)
+        _assert_the_helpers_serve(pool, x)
     assert pool.helpers == 1
 
 
@@ -93,27 +97,27 @@ def test_a_helpers_exception_reaches_the_caller_and_the_pool_stays_usable():
     assert started
     with pytest.raises(RuntimeError, match="helper failed"):
         pool.finish(counter, 1, x.size, started)
-    out, started = _call(pool, x)
-    assert started
-    np.testing.assert_allclose(out, np.cumsum(x), rtol=1e-12)
+    _assert_the_helpers_serve(pool, x)
+
+
+def _hold(pool, x):
+    """Ring the helpers for a call whose caller has not run yet: ``(counter, started)``."""
+    counter = np.zeros(8, dtype=np.int64)
+    return counter, pool.try_start(_cumulate, (x, np.empty(x.size), counter), 1)
 
 
 def test_a_callers_exception_frees_the_helpers():
     pool = HandoffPool("test-handoff-caller-error")
     x = np.random.default_rng(3).random(2000)
-    counter = np.zeros(8, dtype=np.int64)
-    started = pool.try_start(_cumulate, (x, np.empty(x.size), counter), 1)
+    counter, started = _hold(pool, x)
     pool.finish(counter, 1, x.size, started, wait=False)  # as after the caller's own error
-    out, started = _call(pool, x)
-    assert started
-    np.testing.assert_allclose(out, np.cumsum(x), rtol=1e-12)
+    _assert_the_helpers_serve(pool, x)
 
 
 def test_a_call_while_the_helpers_are_held_runs_alone():
     pool = HandoffPool("test-handoff-held")
     x = np.random.default_rng(4).random(1000)
-    counter = np.zeros(8, dtype=np.int64)
-    held = pool.try_start(_cumulate, (x, np.empty(x.size), counter), 1)
+    counter, held = _hold(pool, x)
     try:
         out, started = _call(pool, x)
         assert not started
