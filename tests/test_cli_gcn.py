@@ -411,21 +411,28 @@ def test_split_rows_are_the_slices_of_the_whole_split(tmp_path, compressed):
 
 
 @pytest.mark.parametrize("fmt, compressed", [("csr", True), ("csr", False), ("csc", True)])
-def test_sparse_feature_rows_are_the_slices_of_the_matrix(tmp_path, fmt, compressed):
+def test_sparse_feature_rows_are_the_slices_of_the_matrix(tmp_path, fmt, compressed,
+                                                          monkeypatch):
     """A rank's rows of scipy sparse features (CSR cut on disk, other formats read whole)
     equal the rows of scipy's own reader."""
     import scipy.sparse as sp
 
+    import graphpar.io._npy as npy
     from graphpar.mpi.features import read_sparse_rows
 
     X = sp.random_array((40, 7), density=0.2, rng=np.random.default_rng(1), format=fmt)
     path = tmp_path / "X.npz"
     sp.save_npz(path, X, compressed=compressed)
     ref = sp.csr_array(sp.load_npz(path)).toarray()
+    checks = []
+    real_check = npy.open_sparse_npz
+    monkeypatch.setattr(npy, "open_sparse_npz",
+                        lambda *a, **k: checks.append(a) or real_check(*a, **k))
     for lo, hi in [(0, 40), (0, 0), (5, 17), (39, 40)]:
         got = read_sparse_rows(path, lo, hi, 40)
         assert sp.issparse(got) and got.shape == (hi - lo, 7)
         np.testing.assert_array_equal(got.toarray(), ref[lo:hi])
+    assert len(checks) == 4  # one open and check per read, whole-file formats too
     with pytest.raises(ValueError, match=r"X\.npz: the features have 40 rows but the graph "
                                          "has 41 vertices"):
         read_sparse_rows(path, 0, 1, 41)

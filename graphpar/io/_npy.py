@@ -311,9 +311,10 @@ def load_sparse_npz(path):
 
     The file is opened once: the members are checked from their headers (nothing is
     allocated for what a header declares, no Python object is unpickled), then the same
-    open file is read by scipy. The command line's ``--features``
-    (:func:`graphpar.cli.gcn.read_features`) and the per-rank reader for formats other
-    than CSR (:func:`graphpar.mpi.features.read_sparse_rows`) read through it.
+    open file is read by scipy (:func:`scipy_load_checked`). The command line's
+    ``--features`` (:func:`graphpar.cli.gcn.read_features`) reads through it, and the
+    per-rank reader (:func:`graphpar.mpi.features.read_sparse_rows`) the same way for
+    formats other than CSR, on the file it opened to check the shape.
 
     Parameters
     ----------
@@ -347,19 +348,26 @@ def load_sparse_npz(path):
     ...
     ValueError: ...X.npz: not a scipy sparse matrix ... (Load is not implemented ... format lil.)
     """
-    import scipy.sparse as sp
-
-    from graphpar.io._npz import _ZIP_ERRORS
-
     name = os.fspath(path)
     with open(name, "rb") as f:
         with open_sparse_npz(f, name):  # f stays open
             pass
-        f.seek(0)
-        try:
-            return sp.load_npz(f)
-        except (ValueError, KeyError, *_ZIP_ERRORS) as exc:
-            raise ValueError(f"{_not_sparse(name)} ({exc})") from None
+        return scipy_load_checked(f, name)
+
+
+def scipy_load_checked(f, name: str):
+    """:func:`scipy.sparse.load_npz` of the open file ``f`` (from its start), once
+    :func:`open_sparse_npz` has checked it; what scipy refuses is a ValueError naming
+    ``name``."""
+    import scipy.sparse as sp
+
+    from graphpar.io._npz import _ZIP_ERRORS
+
+    f.seek(0)
+    try:
+        return sp.load_npz(f)
+    except (ValueError, KeyError, *_ZIP_ERRORS) as exc:
+        raise ValueError(f"{_not_sparse(name)} ({exc})") from None
 
 
 def npz_member(zf, key: str, where: str, *, most: tuple[int, str] | None = None,

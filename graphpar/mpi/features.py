@@ -133,26 +133,28 @@ def read_sparse_rows(path, lo: int, hi: int, n: int, *, what: str = "features"):
 
     import scipy.sparse as sp
 
-    from graphpar.io._npy import load_sparse_npz, open_sparse_npz, read_npz_slice
+    from graphpar.io._npy import open_sparse_npz, read_npz_slice, scipy_load_checked
 
     name = os.fspath(path)
     lo, hi = int(lo), int(hi)
     if not 0 <= lo <= hi <= n:
         raise ValueError(f"rows {lo}:{hi} are outside [0, {n}]")
-    with open_sparse_npz(name) as (zf, fmt, shape):  # the checks of load_sparse_npz
-        if shape[0] != n:
-            raise ValueError(f"{name}: the {what} have {shape[0]} rows but the graph has "
-                             f"{n} vertices")
-        if fmt == "csr":
-            indptr = read_npz_slice(zf, "indptr", lo, hi + 1, name).astype(np.int64)
-            a, b = int(indptr[0]), int(indptr[-1])
-            if np.any(np.diff(indptr) < 0) or a < 0:
-                raise ValueError(f"{name}: 'indptr' decreases between rows {lo} and {hi}")
-            indices = read_npz_slice(zf, "indices", a, b, name)
-            data = read_npz_slice(zf, "data", a, b, name)
-    if fmt != "csr":
-        # not cut by rows on disk: the whole matrix, read as the serial command line reads it
-        return sp.csr_array(load_sparse_npz(name))[lo:hi]
+    with open(name, "rb") as f:
+        with open_sparse_npz(f, name) as (zf, fmt, shape):  # the checks of load_sparse_npz
+            if shape[0] != n:
+                raise ValueError(f"{name}: the {what} have {shape[0]} rows but the graph "
+                                 f"has {n} vertices")
+            if fmt == "csr":
+                indptr = read_npz_slice(zf, "indptr", lo, hi + 1, name).astype(np.int64)
+                a, b = int(indptr[0]), int(indptr[-1])
+                if np.any(np.diff(indptr) < 0) or a < 0:
+                    raise ValueError(f"{name}: 'indptr' decreases between rows {lo} and {hi}")
+                indices = read_npz_slice(zf, "indices", a, b, name)
+                data = read_npz_slice(zf, "data", a, b, name)
+        if fmt != "csr":
+            # not cut by rows on disk: the whole matrix, read (from the same open file) as
+            # the serial command line reads it
+            return sp.csr_array(scipy_load_checked(f, name))[lo:hi]
     if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
         raise ValueError(f"{name}: a column index of rows {lo}:{hi} is outside "
                          f"[0, {shape[1]})")
