@@ -29,7 +29,7 @@ from graphpar.kernels.atomics import atomic_load
 from graphpar.kernels.spin import YIELD_TURNS, backoff
 
 #: Slots of :attr:`HandoffPool.ctl`: the doorbell (calls rung so far), the quit flag
-#: (set at exit), and the failure flag (a helper's call raised).
+#: (set at exit), and the last call (its doorbell number) in which a helper raised.
 BELL, QUIT, FAILED = 0, 1, 2
 
 
@@ -47,10 +47,10 @@ def wait_for_ring(ctl, seen, turns):
 
 
 @njit(cache=True, nogil=True)
-def wait_for_count(counter, index, target, ctl):
-    """Wait until ``counter[index] >= target`` or ``ctl[FAILED]`` is set."""
+def wait_for_count(counter, index, target, ctl, call):
+    """Wait until ``counter[index] >= target`` or ``ctl[FAILED] == call``."""
     turn = 0
-    while atomic_load(counter, index) < target and atomic_load(ctl, FAILED) == 0:
+    while atomic_load(counter, index) < target and atomic_load(ctl, FAILED) != call:
         backoff(turn)
         turn += 1
 
@@ -108,7 +108,8 @@ class HandoffPool:
         self._held = threading.Lock()
         self._helpers: list[threading.Thread] = []
         self._task = None
-        self._error: BaseException | None = None
+        self._call = 0  # the doorbell number of the call holding the helpers
+        self._error: BaseException | None = None  # of the call ctl[FAILED] names
 
     @property
     def helpers(self) -> int:
@@ -123,11 +124,10 @@ class HandoffPool:
         try:
             while len(self._helpers) < count:
                 self._add_helper()
-            self.ctl[FAILED] = 0
-            self._error = None
             with self._cv:
-                self._task = (fn, args, count)
                 self.ctl[BELL] += 1
+                self._call = int(self.ctl[BELL])
+                self._task = (fn, args, count, self._call)
                 self._cv.notify_all()
         except BaseException:
             self._held.release()
@@ -143,10 +143,10 @@ class HandoffPool:
             return
         try:
             if wait and counter[index] < total:
-                wait_for_count(counter, index, total, self.ctl)
+                wait_for_count(counter, index, total, self.ctl, self._call)
             with self._cv:
                 self._task = None  # (holds the call's arrays)
-            if wait and self.ctl[FAILED]:
+            if wait and self.ctl[FAILED] == self._call:
                 raise self._error
         finally:
             self._held.release()
@@ -178,12 +178,12 @@ class HandoffPool:
                 task = self._task
             if task is None:  # a late wake: that call is over
                 continue
-            fn, args, count = task
+            fn, args, count, call = task
             task = None
             if rank < count:
                 try:
                     fn(*args)
-                except BaseException as exc:  # raised again by the caller's finish()
+                except BaseException as exc:  # raised again by that call's finish()
                     self._error = exc
-                    ctl[FAILED] = 1
+                    ctl[FAILED] = call
             fn = args = None

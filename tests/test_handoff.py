@@ -125,3 +125,30 @@ def test_a_call_while_the_helpers_are_held_runs_alone():
     finally:
         _cumulate(x, np.empty(x.size), counter)
         pool.finish(counter, 1, x.size, held)
+
+
+def test_a_late_failure_of_an_earlier_call_is_not_raised_by_the_next():
+    pool = HandoffPool("test-handoff-late-error")
+    caller = threading.get_ident()
+    entered = threading.Event()
+
+    def first(counter):  # the helper fails after its caller has given up on the call
+        if threading.get_ident() != caller:
+            entered.set()
+            time.sleep(0.2)
+            raise RuntimeError("first call's helper failed")
+
+    def second(counter):  # done by its caller alone, while the first call's helper fails
+        if threading.get_ident() == caller:
+            time.sleep(0.5)
+            counter[1] = 1
+
+    counter = np.zeros(8, dtype=np.int64)
+    started = pool.try_start(first, (counter,), 1)
+    assert entered.wait(timeout=600)
+    pool.finish(counter, 1, 1, started, wait=False)  # as after the caller's own error
+    counter = np.zeros(8, dtype=np.int64)
+    started = pool.try_start(second, (counter,), 1)
+    second(counter)
+    pool.finish(counter, 1, 1, started)  # must not raise the first call's error
+    _assert_the_helpers_serve(pool, np.random.default_rng(5).random(500))
