@@ -1,6 +1,10 @@
 """Worker threads kept between calls, for the kernels run on several Python threads.
 
-No Numba here: :mod:`graphpar.csgraph` imports it without loading the kernels.
+The parallel search (:mod:`graphpar.kernels.sssp`) and the Cox passes
+(:func:`graphpar.kernels.cox.run_chunks`) submit their threads' work to a
+:class:`PersistentPool`'s executor. The many-source search hands its calls to
+the helpers of :class:`graphpar.kernels.handoff.HandoffPool` instead, which stay
+awake between calls.
 """
 
 import os
