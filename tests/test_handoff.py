@@ -30,11 +30,11 @@ def _cumulate(x, out, counter):
         i = fetch_add(counter, 0, 1)
 
 
-def _call(pool, x, helpers=1):
+def _call(pool, x):
     out = np.full(x.size, np.nan)
     counter = np.zeros(8, dtype=np.int64)
     args = (x, out, counter)
-    started = pool.try_start(_cumulate, args, helpers)
+    started = pool.try_start(_cumulate, args, 1)
     try:
         _cumulate(*args)
     finally:
