@@ -936,9 +936,10 @@ def _serial_baseline(arrays, problem, coef: np.ndarray, ties: str,
         means = arrays.X.mean(axis=0)
     means = np.array(means, dtype=np.float64)
     last = problem.risk_at(coef) if hasattr(problem, "risk_at") else None
+    flags = None
     if last is not None:  # the fit's last evaluation was at coef: reuse its sorted rows
         eta, shift, risk = last
-        event, strata = problem.event, problem.strata
+        event, strata, flags = problem.event, problem.strata, problem.flags
         w = problem.w if problem.w.size else None
     else:
         strata = codes[order] if codes is not None else None
@@ -947,7 +948,7 @@ def _serial_baseline(arrays, problem, coef: np.ndarray, ties: str,
         risk = None
         event = arrays.event[order]
         w = arrays.weights[order] if arrays.weights is not None else None
-    groups = group_sums(time, event, w, eta, strata, shift, risk)
+    groups = group_sums(time, event, w, eta, strata, shift, risk, flags=flags)
     labels = arrays.strata_labels.tolist() if codes is not None else [None]
     return BaselineHazard(labels, baseline_from_groups(groups, ties, shift, nstrata),
                           means, coef.copy(), codes is not None, arrays.feature_names)

@@ -95,7 +95,7 @@ def strata_shift(eta_sorted: np.ndarray, strata_sorted: np.ndarray | None,
 
 def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
                eta: np.ndarray, strata: np.ndarray | None, shift: np.ndarray,
-               risk: np.ndarray | None = None) -> dict:
+               risk: np.ndarray | None = None, flags: np.ndarray | None = None) -> dict:
     """Reduce rows sorted by (stratum ascending, time descending) to one entry per tie group.
 
     Parameters
@@ -108,6 +108,9 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
     risk : ndarray, optional
         The rows' ``w exp(eta - shift)`` when already computed (the fit's last
         evaluation leaves them); ``eta`` is then not read.
+    flags : ndarray of uint8, optional
+        The rows' tie flags (:func:`graphpar.kernels.cox.tie_flags`) when the
+        caller has them; otherwise made here from ``time`` and ``strata``.
 
     Returns
     -------
@@ -130,7 +133,7 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
     >>> g["time"], g["risk"], g["deaths"]
     (array([3., 2.]), array([1., 2.]), array([1, 1]))
     """
-    from graphpar.kernels.cox import group_sums as reduce_groups
+    from graphpar.kernels import cox as kernels
 
     if risk is None:
         risk = np.exp(eta - shift[strata] if strata is not None else eta - shift[0])
@@ -140,24 +143,30 @@ def group_sums(time: np.ndarray, event: np.ndarray, weights: np.ndarray | None,
         return _group_sums_numpy(time, event, weights, risk, strata)
     codes = (np.ascontiguousarray(strata, dtype=np.int64) if strata is not None
              else np.zeros(0, dtype=np.int64))
-    args = (np.ascontiguousarray(time, dtype=np.float64), codes,
-            np.ascontiguousarray(event, dtype=np.uint8),
-            np.zeros(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64),
-            np.ascontiguousarray(risk, dtype=np.float64))
-    ng = reduce_groups(*args, np.zeros(0, np.int64), np.zeros(0), np.zeros((4, 0)),
-                       np.zeros(0, np.int64), np.zeros(0, bool))  # count the groups
+    time = np.ascontiguousarray(time, dtype=np.float64)
+    if flags is None:
+        flags = np.empty(time.size, dtype=np.uint8)
+        kernels.tie_flags(time, codes, flags)
+    chunk_start, first_group, ng = kernels.group_layout(flags, GROUP_CHUNK_ROWS)
     stratum = np.zeros(ng, dtype=np.int64)
     gtime = np.zeros(ng)
     sums = np.zeros((4, ng))
     deaths = np.zeros(ng, dtype=np.int64)
     keep = np.zeros(ng, dtype=bool)
-    reduce_groups(*args, stratum, gtime, sums, deaths, keep)
+    kernels.run_chunks(
+        kernels.group_sums, chunk_start.size - 1, chunk_start, first_group, flags, time,
+        codes, np.ascontiguousarray(event, dtype=np.uint8),
+        np.zeros(0) if weights is None else np.ascontiguousarray(weights, dtype=np.float64),
+        np.ascontiguousarray(risk, dtype=np.float64), stratum, gtime, sums, deaths, keep)
     out = {"stratum": stratum, "time": gtime, "risk": sums[0], "events": sums[1],
            "deaths": deaths, "event_risk": sums[2], "present": sums[3]}
     if not keep.all():
         out = {k: v[keep] for k, v in out.items()}
     return out
 
+
+#: Rows per chunk of the compiled :func:`group_sums` (chunks run on the Numba threads).
+GROUP_CHUNK_ROWS = 1 << 16
 
 #: Below this many rows :func:`group_sums` reduces with NumPy: its compiled kernel (a
 #: quarter to half a second to compile) pays only on large data (at 1e7 rows it saves
@@ -285,7 +294,8 @@ def counting_baseline(arrays, problem, coef: np.ndarray, ties: str) -> BaselineH
         shift = strata_shift(eta, problem.strata, nstrata)
         risk = None
     w = problem.w if problem.w.size else None
-    groups = group_sums(problem.time, problem.event, w, eta, problem.strata, shift, risk)
+    groups = group_sums(problem.time, problem.event, w, eta, problem.strata, shift, risk,
+                        flags=problem.flags)
     labels = arrays.strata_labels.tolist() if arrays.strata is not None else [None]
     return BaselineHazard(labels, baseline_from_groups(groups, ties, shift, nstrata), means,
                           np.array(coef, dtype=np.float64), arrays.strata is not None,

@@ -225,10 +225,13 @@ class CoxProblem:
                 fixed = np.empty_like(time_sorted)
                 fixed[order] = time_sorted
                 _check_fixed_entry(fixed, entry, rows, n)
-            # the source row of every sorted row: order itself but on the removal rows
-            removal = order >= n
-            order_src = order.copy()
-            order_src[removal] = rows[order[removal] - n]
+            # the source row, event and weight of every sorted row: the removal rows
+            # take their rows' values, with no event and the weight negated
+            order_src = np.empty_like(order)
+            sorted_event = np.empty(order.size, dtype=event.dtype)
+            sorted_w = np.empty(order.size, dtype=np.float64)
+            K.removal_sources(order, rows, n, event, weights, order_src, sorted_event,
+                              sorted_w)
         else:
             order_src = order
         self.order = order  # into the rows plus the removal rows (order_src: their sources)
@@ -239,17 +242,11 @@ class CoxProblem:
         self.XT = np.empty((p, nn), dtype=np.float64)
         K.gather_rows(X, order_src, self.center, self.XT)
         self.X = self.XT.T
-        self.event = event[order_src]
         if entry is not None:
-            self.event[removal] = 0
-        if weights is not None:
-            self.w = weights[order_src]
-            if entry is not None:
-                np.negative(self.w, out=self.w, where=removal)
-        elif entry is not None:  # unit weights, negated on the removal rows
-            self.w = np.where(removal, -1.0, 1.0)
+            self.event, self.w = sorted_event, sorted_w
         else:
-            self.w = np.empty(0)
+            self.event = event[order_src]
+            self.w = weights[order_src] if weights is not None else np.empty(0)
         self.offset = arrays.offset[order_src] if arrays.offset is not None else np.empty(0)
         self.strata = codes[order] if codes is not None else None
         self.flags = np.empty(nn, dtype=np.uint8)

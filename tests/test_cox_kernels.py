@@ -361,12 +361,14 @@ def test_group_sums_kernel_against_a_loop():
     w[:5] = 0.0  # a group of weight zero only
     time[:5] = 100.0
     r = rng.uniform(0.1, 1.0, n)
-    args = (time, codes, event, w, r)
-    ng = K.group_sums(*args, np.zeros(0, np.int64), np.zeros(0), np.zeros((4, 0)),
-                      np.zeros(0, np.int64), np.zeros(0, bool))
+    flags = np.empty(n, dtype=np.uint8)
+    K.tie_flags(time, codes, flags)
+    chunk_start, first_group, ng = K.group_layout(flags, 16)  # chunks of about 16 rows
+    assert chunk_start.size > 10
     stratum, gtime, sums = np.zeros(ng, np.int64), np.zeros(ng), np.zeros((4, ng))
     deaths, keep = np.zeros(ng, np.int64), np.zeros(ng, bool)
-    assert K.group_sums(*args, stratum, gtime, sums, deaths, keep) == ng
+    K.run_chunks(K.group_sums, chunk_start.size - 1, chunk_start, first_group, flags, time,
+                 codes, event, w, r, stratum, gtime, sums, deaths, keep)
     key = list(zip(codes.tolist(), time.tolist(), strict=True))
     groups = list(dict.fromkeys(key))
     assert ng == len(groups)
@@ -410,12 +412,16 @@ def test_baseline_reusing_the_last_evaluation_equals_a_recomputed_one(ties, entr
         np.testing.assert_allclose(h1, m.baseline_cumulative_hazard_[k].value, rtol=1e-12)
 
 
+@pytest.mark.parametrize("chunk_rows", [1 << 16, 7])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("stratified", [False, True])
-def test_group_sums_numpy_path_equals_the_kernel(monkeypatch, weighted, stratified):
-    # small data reduce with NumPy (no kernel to compile), large data with the kernel:
-    # the two give the same groups, removal rows (negative weights) included
+def test_group_sums_numpy_path_equals_the_kernel(monkeypatch, weighted, stratified,
+                                                 chunk_rows):
+    # small data reduce with NumPy (no kernel to compile), large data with the kernel, in
+    # chunks of tie groups spread over the threads (chunk_rows 7: about 70 chunks, a
+    # group cut by no chunk): the same groups, removal rows (negative weights) included
     from graphpar import _cox_baseline as B
+    from graphpar.kernels.cox import tie_flags
 
     rng = np.random.default_rng(11)
     n = 500
@@ -432,11 +438,17 @@ def test_group_sums_numpy_path_equals_the_kernel(monkeypatch, weighted, stratifi
     shift = rng.normal(size=3)
     small = B.group_sums(time, event, w, eta, codes, shift)
     monkeypatch.setattr(B, "GROUP_KERNEL_ROWS", 0)
+    monkeypatch.setattr(B, "GROUP_CHUNK_ROWS", chunk_rows)
     big = B.group_sums(time, event, w, eta, codes, shift)
-    assert small.keys() == big.keys()
+    flags = np.empty(n, dtype=np.uint8)
+    tie_flags(time, codes if stratified else np.empty(0, np.int64), flags)
+    given = B.group_sums(time, event, w, eta, codes, shift, flags=flags)
+    assert small.keys() == big.keys() == given.keys()
+    assert small["time"].size > 30  # many groups, so that chunks cut between them
     for k in small:
         assert small[k].dtype == big[k].dtype, k
         np.testing.assert_allclose(small[k], big[k], rtol=1e-13, atol=0, err_msg=k)
+        np.testing.assert_array_equal(big[k], given[k], err_msg=k)
 
 
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
