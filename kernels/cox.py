@@ -419,6 +419,17 @@ def _first_weights(c_lo, c_hi, r, w, event, flags, chunk_start, c0, efron, al):
             j = i + 1
             while j < hi and (flags[j] & FLAG_GROUP) == 0:
                 j += 1
+            if j == i + 1:
+                # a one-row group (every row, when times are distinct): its coefficient
+                # is w / S0 for an event and 0 otherwise, chosen by a select rather than
+                # a branch on the event, which cannot be predicted (S0 may be 0 where
+                # the rows so far have no weight: 0 / 0 must add nothing)
+                S0 += r[i]
+                d = (w[i] if has_w else 1.0) * event[i]
+                inv = 1.0 / S0
+                tot += inv * d if d != 0.0 else 0.0
+                i = j
+                continue
             m = 0
             dw = 0.0
             A = 0.0
