@@ -1,7 +1,7 @@
 """Parallel stable LSD radix argsort for the Cox row order (stratum, time descending).
 
 NumPy's argsort of 1e7 float64 keys takes seconds on these machines; an LSD radix
-sort over digits of up to 12 bits of the keys minus the smallest, with per-block
+sort over digits of up to 8 bits of the keys minus the smallest, with per-block
 histograms, runs its passes in parallel and skips the digits on which all keys agree.
 The two compiled steps of a pass (histogram, scatter) are one small ``nogil``
 Numba function run on the Numba thread count by
@@ -14,8 +14,8 @@ from numba import njit
 
 from .cox import run_chunks
 
-_MAX_BITS = 12  # the widest digit: 4096 buckets per block
-_NEG_ZERO = np.uint64(1 << 63)
+_MAX_BITS = 8  # the widest digit: 256 buckets per block
+_NOT_SIGN = np.uint64((1 << 63) - 1)
 
 
 @njit(cache=True, nogil=True)
@@ -49,7 +49,9 @@ NUMPY_SORT_BELOW = 1 << 16
 def _radix(keys, idx, nbits, nblocks):
     """Stable LSD radix sort of ``keys`` (uint64) carrying ``idx``; only the low ``nbits``.
 
-    Digits of up to 12 bits, as few passes as that allows (57 bits: 5 passes of 12).
+    Digits of up to 8 bits, as few passes as that allows (57 bits: 8 passes of 8). Wider
+    digits mean fewer passes, but each scatters to more places than L1 holds: 5 passes of
+    12 bits took 1.4 times as long as 8 passes of 8 at 1e7 keys (stop 33).
     """
     n = keys.size
     if n < NUMPY_SORT_BELOW:
@@ -149,8 +151,9 @@ def cox_order(time, codes, nstrata, nblocks=16, timefix=0.0, sorted_time=False,
     """
     n = time.size
     tbits = np.ascontiguousarray(time, dtype=np.float64).view(np.uint64)
-    # nonnegative floats order as their bit patterns; ~ makes the order descending
-    keys = np.where(tbits == _NEG_ZERO, np.uint64(0), tbits)
+    # nonnegative floats order as their bit patterns; clearing the sign bit makes -0.0
+    # into 0.0 (no time is negative), and ~ makes the order descending
+    keys = np.bitwise_and(tbits, _NOT_SIGN)
     np.invert(keys, out=keys)
     idx = np.arange(n, dtype=np.int64)
     # only the bits in which the keys differ from the smallest are sorted on
