@@ -142,7 +142,7 @@ class CoxPH(ResidualsMixin):
         correction for ``ties="efron"``, as R's ``survfit.coxph``.
         :class:`Curve` is a named tuple: ``time, value = curve``.
     baseline_survival_ : dict
-        The same layout, with ``exp(-cumulative hazard)``.
+        The same layout, with ``exp(-cumulative hazard)`` (formed on first access).
 
     Notes
     -----
@@ -405,7 +405,25 @@ class CoxPH(ResidualsMixin):
         self._baseline = baseline
         self.means_ = baseline.means
         self.baseline_cumulative_hazard_ = baseline.cumulative_hazard()
-        self.baseline_survival_ = baseline.survival()
+        self._baseline_survival = None
+
+    @property
+    def baseline_survival_(self) -> dict:
+        """``exp(-H)`` of :attr:`baseline_cumulative_hazard_`, formed on first access.
+
+        Not at the fit: at 10^7 times it takes a tenth of a second, which a fit
+        that is never asked for it need not pay. An unfitted model has no such
+        attribute (``AttributeError``), as it has no ``coef_``.
+        """
+        cached = self.__dict__.get("_baseline_survival")
+        if cached is None:
+            if "baseline_cumulative_hazard_" not in self.__dict__:
+                raise AttributeError("baseline_survival_: this CoxPH instance is not fitted "
+                                     "yet: call fit() first")
+            cached = {lab: Curve(c.time, np.exp(-c.value))
+                      for lab, c in self.baseline_cumulative_hazard_.items()}
+            self._baseline_survival = cached
+        return cached
 
     def _fit_problem(self, problem, progress: bool | None = False) -> CoxPH:
         """Run the Newton iterations on a prepared problem; return ``self``.

@@ -20,8 +20,10 @@ means; the predictions do not depend on the centring.
 The computation works on tie groups in the fit's row order (stratum ascending,
 time descending): :func:`group_sums` reduces rows to one entry per tie group,
 :func:`baseline_from_groups` turns the groups into curves with sorted
-cumulative sums. The distributed fit gathers every rank's group sums and calls
-the same :func:`baseline_from_groups`, so the two agree to rounding.
+cumulative sums (from :data:`GROUP_KERNEL_ROWS` groups on, in one compiled
+loop, :mod:`graphpar.kernels.cox_hazard`, with the same sums). The distributed
+fit gathers every rank's group sums and calls the same
+:func:`baseline_from_groups`, so the two agree to rounding.
 """
 
 from __future__ import annotations
@@ -232,6 +234,12 @@ def baseline_from_groups(groups: dict, ties: str, shift: np.ndarray,
     """
     codes = groups["stratum"]
     bounds = np.searchsorted(codes, np.arange(nstrata + 1), side="left")
+    shifts = [float(shift[s]) if math.isfinite(shift[s]) else 0.0 for s in range(nstrata)]
+    if codes.size >= GROUP_KERNEL_ROWS:
+        from graphpar.kernels.cox_hazard import hazard_curves
+
+        curves = hazard_curves(bounds, groups, ties == "efron")
+        return [(t, h, sh) for (t, h), sh in zip(curves, shifts, strict=True)]
     # the risk set of a time: the groups of its stratum up to and including its own
     nrisk = np.empty(codes.size)
     for s in range(nstrata):
@@ -262,7 +270,7 @@ def baseline_from_groups(groups: dict, ties: str, shift: np.ndarray,
             # times of removal rows alone (counting-process entries) are no times of the curve
             real = present[lo:hi][::-1] > 0
             t, h = t[real], h[real]
-        out.append((t, h, float(shift[s]) if math.isfinite(shift[s]) else 0.0))
+        out.append((t, h, shifts[s]))
     return out
 
 
@@ -356,11 +364,6 @@ class BaselineHazard:
         """``{label: Curve}`` of the baseline cumulative hazard (label None unstratified)."""
         return {lab: Curve(t, h * math.exp(-s))
                 for lab, (t, h, s) in zip(self.labels, self.curves, strict=True)}
-
-    def survival(self) -> dict:
-        """``{label: Curve}`` of the baseline survival ``exp(-H)``."""
-        return {lab: Curve(c.time, np.exp(-c.value))
-                for lab, c in self.cumulative_hazard().items()}
 
     # ------------------------------------------------------------------ predictions
     def eta(self, X, offset=None) -> np.ndarray:

@@ -46,11 +46,13 @@ def data_root() -> Path | None:
 @pytest.fixture(params=["numpy", "kernels"])
 def cox_evaluation(request, monkeypatch):
     """Run a test's Cox fits through each evaluation: NumPy (below
-    ``NUMPY_ROWS_BELOW`` sorted rows, as small fits run) and the compiled kernels."""
+    ``NUMPY_ROWS_BELOW`` sorted rows, as small fits run) and the compiled kernels,
+    the baseline hazard's too (as from ``GROUP_KERNEL_ROWS`` rows and groups)."""
     if request.param == "kernels":
-        from graphpar import _cox_problem
+        from graphpar import _cox_baseline, _cox_problem
 
         monkeypatch.setattr(_cox_problem, "NUMPY_ROWS_BELOW", 0)
+        monkeypatch.setattr(_cox_baseline, "GROUP_KERNEL_ROWS", 0)
     return request.param
 
 

@@ -451,6 +451,45 @@ def test_group_sums_numpy_path_equals_the_kernel(monkeypatch, weighted, stratifi
         np.testing.assert_array_equal(big[k], given[k], err_msg=k)
 
 
+@pytest.mark.parametrize("table", [False, True])
+@pytest.mark.parametrize("ties", ["breslow", "efron"])
+def test_hazard_kernel_is_the_numpy_baseline_bit_for_bit(monkeypatch, ties, table):
+    # many groups take the compiled loop (graphpar.kernels.cox_hazard): the same sums in
+    # the same order as the NumPy passes, so the same bits; strata (one of them empty),
+    # groups of removal rows alone (present 0), tied events, a risk set of 0, and (table)
+    # the distributed fit's float columns, strided
+    from graphpar import _cox_baseline as B
+
+    rng = np.random.default_rng(21)
+    ng = 4000
+    codes = np.sort(rng.choice([0, 1, 3], ng))
+    deaths = rng.integers(0, 4, ng) * (rng.random(ng) < 0.7)
+    groups = {"stratum": codes, "time": np.sort(rng.random(ng))[::-1].copy(),
+              "risk": rng.random(ng) * 3, "events": deaths * rng.uniform(0.5, 2.0, ng),
+              "deaths": deaths, "event_risk": rng.random(ng) * 0.5,
+              "present": (rng.random(ng) < 0.8) * 1.0}
+    groups["risk"][:5] = 0.0
+    groups["events"][0] = 0.0
+    if table:
+        cols = np.column_stack([np.asarray(groups[k], dtype=float) for k in B.GROUP_FIELDS])
+        groups = {k: cols[:, j] for j, k in enumerate(B.GROUP_FIELDS)}
+        groups["stratum"] = groups["stratum"].astype(np.int64)
+        groups["deaths"] = groups["deaths"].astype(np.int64)
+    shift = np.array([0.3, -np.inf, 1.2, -0.5])
+    with np.errstate(divide="ignore"):
+        small = B.baseline_from_groups(groups, ties, shift, 4)
+    monkeypatch.setattr(B, "GROUP_KERNEL_ROWS", 0)
+    big = B.baseline_from_groups(groups, ties, shift, 4)
+    assert len(small) == len(big) == 4
+    assert small[2][0].size == 0  # stratum 2 has no groups
+    for (t1, h1, s1), (t2, h2, s2) in zip(small, big, strict=True):
+        np.testing.assert_array_equal(t1, t2)
+        np.testing.assert_array_equal(h1, h2)
+        assert s1 == s2
+    assert np.isinf(big[0][1]).any()  # events over a risk set of 0: D / 0
+    assert sum(t.size for t, _, _ in big) < ng  # the removal-only groups are not times
+
+
 @pytest.mark.parametrize("ties", ["breslow", "efron"])
 def test_linear_predictor_numpy_path_is_the_kernel_bit_for_bit(monkeypatch, ties):
     # small data compute eta with NumPy (no kernel to compile): the same sums in the same

@@ -37,6 +37,7 @@ def r_fit(entry):
 
 
 @pytest.mark.parametrize("entry", R_REF["fits"], ids=lambda e: f"{e['name']}-{e['ties']}")
+@pytest.mark.usefixtures("cox_evaluation")
 def test_survfit_equals_r(entry):
     m = r_fit(entry)
     np.testing.assert_allclose(m.coef_, entry["coef"], rtol=1e-7)
