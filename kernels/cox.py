@@ -492,7 +492,7 @@ def _make_fused_chunks(efron, hess_mode, tail2):
         a1 = vec[0]
         ls = vec[1]
         as_ = vec[2]
-        M = mat[0]  # the rank-one columns (at most one per row)
+        M = mat[0]  # the rank-one columns (at most one per row: two for a tied group)
         Z = mat[1]
         wt = col[0]
         gv = col[1]
@@ -541,7 +541,7 @@ def _make_fused_chunks(efron, hess_mode, tail2):
                         dw += wk
                         for a in range(p):
                             grad[a] += wk * XT[a, k]
-                        if efron:
+                        if efron and j > i + 1:  # (one row cannot hold tied events)
                             if m == 1:
                                 A = 0.0
                                 for a in range(p):
@@ -596,20 +596,24 @@ def _make_fused_chunks(efron, hess_mode, tail2):
                         gv[j - 1 - lo] = inv * ab0
                         # rank-one term bb0 * ls ls^T: a column of weight -1
                         sq = np.sqrt(bb0)
-                        for a in range(p):
-                            M[a, ng] = sq * ls[a]
-                        ng += 1
                         if efron and tied:
                             cc = inv * ae1
                             for k in range(i, j):
                                 if event[k] != 0:
                                     wt[k - lo] -= cc * r[k]
+                            # with Efron's rank-two term bb1 (ls as^T + as ls^T) - bb2 as as^T:
+                            # -(bb0 - bb1^2/bb2) ls ls^T - bb2 v v^T, v = as - (bb1/bb2) ls,
+                            # two columns of weight -1 (bb1^2 <= bb0 bb2 by Cauchy-Schwarz)
+                            # instead of a p x p update per tied group
+                            ratio = bb1 / bb2
+                            sq = np.sqrt(max(bb0 - bb1 * ratio, 0.0))
+                            sv = np.sqrt(bb2)
                             for a in range(p):
-                                la = ls[a]
-                                aa = as_[a]
-                                for b in range(a, p if full else a + 1):
-                                    info[a, b] += ((la * as_[b] + aa * ls[b]) * bb1
-                                                   - aa * as_[b] * bb2)
+                                M[a, ng] = sv * (as_[a] - ratio * ls[a])
+                            ng += 1
+                        for a in range(p):
+                            M[a, ng] = sq * ls[a]
+                        ng += 1
                     if first_seg and q0 > 0.0:
                         # corrections for the S1 carries, scaled by the S0 carry C0:
                         # alpha = C0 sum a0, beta0 = C0^2 sum b0, u = C0 sum (b0 S1 - b1 A1)
