@@ -634,17 +634,20 @@ def _make_fused_chunks(efron, hess_mode, tail2):
                     wt[k] += r[lo + k] * acc
                     if (flags[lo + k] & FLAG_STRATUM) != 0:
                         acc = 0.0
+                # both Gram products are summed negated (the weighted rows negated, the
+                # rank-one columns as they are, with no negated copy), then the sum is
+                # negated back: the same bits as the sums of the two terms
                 for a in range(p):
                     xa = XT[a, lo:hi]
                     za = Z[a]
                     for k in range(nrow):
-                        za[k] = wt[k] * xa[k]
+                        za[k] = -wt[k] * xa[k]
                 zero = np.int64(0)  # not the literal 0: one compiled _gram serves every call
                 _gram(Z, XT, zero, np.int64(nrow), np.int64(lo), info, full)
+                _gram(M, M, zero, np.int64(ng), zero, info, full)
                 for a in range(p):
-                    for k in range(ng):
-                        Z[a, k] = -M[a, k]
-                _gram(Z, M, zero, np.int64(ng), zero, info, full)
+                    for b in range(a, p if full else a + 1):
+                        info[a, b] = -info[a, b]
                 if tail2:
                     t0 = last_start - lo
                     rt = r[last_start:hi]
