@@ -42,7 +42,6 @@ the outputs by label, the same files as serially.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import re
 import time
@@ -398,63 +397,6 @@ OUTPUT_SUFFIXES = {
 }
 
 
-# the graph reader's words for its keyword arguments, and the flags that set them
-_FLAG_WORDS = (
-    (r"\bsource=(?=')", "--source-col "),
-    (r"\btarget=(?=')", "--target-col "),
-    (r"\bweight=(?=')", "--weight-col "),
-    (r"\bsource and target are the same column", "--source-col and --target-col are the "
-                                                  "same column"),
-    (r"\bsource=, target= and weight= choose", "--source-col, --target-col and --weight-col "
-                                               "choose"),
-    (r"pass weight=False for unweighted edges, or weight=<column>",
-     "pick another with --weight-col NAME"),
-    (r"read it with relabel=True", "run with --relabel"),
-    (r"\brelabel=True", "--relabel"),
-    (r"\(g\.labels keeps the ids\)", "(the outputs keep the ids as labels)"),
-    (r"(has vertex id .*), or renumber the vertices compactly\)$",
-     r"\1, or renumber the vertices compactly, as --relabel does for an edge list)"),
-)
-
-
-def flag_words(text: str) -> str:
-    """``text`` from :func:`graphpar.read_graph` with its keyword arguments named as flags.
-
-    Examples
-    --------
-    >>> flag_words("weight='miles' is not a column of ab.csv")
-    "--weight-col 'miles' is not a column of ab.csv"
-    """
-    for pattern, words in _FLAG_WORDS:
-        text = re.sub(pattern, words, text)
-    return text
-
-
-@contextlib.contextmanager
-def _named_as_flags():
-    """Within the block, errors and warnings (of the graph reader) say :func:`flag_words`.
-
-    An error keeps its type, its text replaced (``graphpar_message``); a
-    warning is warned again in the new words when the block ends.
-    """
-    import warnings
-
-    from graphpar.errors import USER_ERRORS, error_message
-
-    caught = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-    except USER_ERRORS as exc:
-        exc.graphpar_message = flag_words(error_message(exc))
-        raise
-    finally:
-        for w in caught:
-            warnings.warn_explicit(flag_words(str(w.message)), w.category, w.filename,
-                                   w.lineno)
-
-
 def _load(args, ctx):
     """Read or generate the graph and prepare the one searched.
 
@@ -470,18 +412,21 @@ def _load(args, ctx):
             return _generate(args.generate, args.seed, ctx), args.generate
         if not args.graph_file:
             raise ValueError("give a GRAPH_FILE or --generate SPEC")
+        # the reader's messages name the flags (--weight-col), not its keywords (weight=)
+        from graphpar.io._wording import flag_wording
+
         # the search needs weights >= 0: refuse others naming the file and line
         if ctx.mpi:
             from graphpar.mpi import read_graph
 
-            with _named_as_flags():
+            with flag_wording():
                 return read_graph(args.graph_file, args.format, weights="nonnegative",
                                   progress=ctx.shows_progress, source=args.source_col,
                                   target=args.target_col, weight=args.weight_col,
                                   relabel=args.relabel, comm=ctx.comm), str(args.graph_file)
         from graphpar.io import read_graph
 
-        with _named_as_flags():
+        with flag_wording():
             return read_graph(args.graph_file, format=args.format, weights="nonnegative",
                               progress=ctx.shows_progress, source=args.source_col,
                               target=args.target_col, weight=args.weight_col,

@@ -56,6 +56,7 @@ from graphpar._graph import Graph, graph_from_edges, label_array
 from graphpar.errors import GraphFormatError
 from graphpar.io._compression import open_output, read_decompressed
 from graphpar.io._text import bad_weight_message, first_bad_weight
+from graphpar.io._wording import set_to, wording
 from graphpar.limits import check_memory, check_vertex_count
 
 __all__ = [
@@ -141,23 +142,25 @@ def _column(names: list[str], want, role: str, default, name: str) -> int | None
     """The 0-based position of the column ``want`` (a name or a position), or ``default``."""
     if want is None:
         return default
+    arg = getattr(wording(), role)
     if isinstance(want, (bool, np.bool_)):
-        raise TypeError(f"{role} must be a column name or a 0-based column number, got {want!r}")
+        raise TypeError(f"{arg} must be a column name or a 0-based column number, got {want!r}")
     if isinstance(want, (int, np.integer)):
         if not 0 <= int(want) < len(names):
-            raise ValueError(f"{role}={int(want)} is not a column of {name}: it has "
-                             f"{len(names)} columns")
+            raise ValueError(f"{set_to(role, str(int(want)))} is not a column of {name}: it "
+                             f"has {len(names)} columns")
         return int(want)
     if not isinstance(want, str):
-        raise TypeError(f"{role} must be a column name or a 0-based column number, got "
+        raise TypeError(f"{arg} must be a column name or a 0-based column number, got "
                         f"{want!r}")
     hits = [j for j, nm in enumerate(names) if nm == want]
     if not hits:
         have = ", ".join(_show(nm) for nm in names[:20])
-        raise ValueError(f"{role}={want!r} is not a column of {name} (its columns: {have})")
+        raise ValueError(f"{set_to(role, repr(want))} is not a column of {name} (its columns: "
+                         f"{have})")
     if len(hits) > 1:
-        raise ValueError(f"{role}={want!r} names {len(hits)} columns of {name} (columns "
-                         f"{', '.join(str(j + 1) for j in hits)}); rename them")
+        raise ValueError(f"{set_to(role, repr(want))} names {len(hits)} columns of {name} "
+                         f"(columns {', '.join(str(j + 1) for j in hits)}); rename them")
     return hits[0]
 
 
@@ -445,8 +448,8 @@ def parse_weights(tok: np.ndarray, lines: np.ndarray, name: str, column: str,
                     raise ValueError
                 float(t)
             except ValueError:
-                hint = ("; it was taken as the weight column by default: pass weight=False "
-                        "for unweighted edges, or weight=<column>") if chosen else ""
+                hint = (f"; it was taken as the weight column by default: "
+                        f"{wording().unweighted}") if chosen else ""
                 raise GraphFormatError(
                     f"{name}: line {int(lines[k])}, column {_show(column)}: expected a number "
                     f"(the edge weight), got {_show(t)}{hint}") from None
@@ -515,7 +518,9 @@ def csv_columns(names: list[str], source, target, weight, name: str):
     if weight is None and jw in (js, jt):
         jw = None
     if js == jt:
-        raise ValueError(f"source and target are the same column ({_show(names[js])}) of {name}")
+        w = wording()
+        raise ValueError(f"{w.source} and {w.target} are the same column ({_show(names[js])}) "
+                         f"of {name}")
     return js, jt, jw
 
 
@@ -615,7 +620,8 @@ def read_csv_graph(path, comp: str | None, fmt: str, *, directed: bool | None = 
         if not relabel and top > 0:
             check_vertex_count(top, edges=m,
                                source=f"{name}: line {first_hit_line(src, dst, lines, top - 1)}",
-                               what=f"has vertex id {top - 1}, so needs")
+                               what=f"has vertex id {top - 1}, so needs",
+                               renumber=wording().renumber)
         src, dst, n, labels = compact_ids(src, dst, top, relabel=relabel, path=name,
                                           stacklevel=4)
     else:
@@ -689,8 +695,8 @@ def warn_sparse_ids(n: int, k: int, path, stacklevel: int = 2) -> None:
         warnings.warn(
             f"{path}: the largest vertex id is {n - 1} but only {k} distinct ids appear "
             f"in the edges, so the graph has {n} vertices, {n - k} of them in no edge; "
-            f"read it with relabel=True to number the ids present 0 to {k - 1} (g.labels "
-            "keeps the ids)", UserWarning, stacklevel=stacklevel + 1)
+            f"{wording().read_relabelled} to number the ids present 0 to {k - 1} "
+            f"({wording().labels_kept})", UserWarning, stacklevel=stacklevel + 1)
 
 
 # ----------------------------------------------------------------------------- writer

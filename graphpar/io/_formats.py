@@ -29,8 +29,10 @@ from graphpar.io._text import (
     vertex_count_error,
     weight_error,
 )
+from graphpar.io._wording import wording
 
-__all__ = ["detect_format", "check_read_arguments", "read_graph", "write_graph"]
+__all__ = ["detect_format", "check_read_arguments", "check_format_options", "read_graph",
+           "write_graph"]
 
 _SUFFIX = {
     ".gr": "gr", ".mtx": "mtx", ".mm": "mtx", ".el": "el", ".txt": "el", ".wel": "wel",
@@ -107,6 +109,26 @@ def check_read_arguments(path, format, directed, weights) -> tuple[str, str | No
     if weights not in WEIGHT_RULES:
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_RULES)}, got {weights!r}")
     return fmt, comp
+
+
+def check_format_options(fmt: str, columns_given: bool, relabel: bool) -> None:
+    """Refuse column choices for a format other than CSV or TSV (``fmt``), and relabelling
+    for one that numbers its vertices itself; in the reader's wording (flags for the CLI).
+
+    Examples
+    --------
+    >>> check_format_options("gr", False, relabel=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: relabel=True applies to edge lists (el, wel, csv, tsv); a 'gr' file numbers ...
+    """
+    w = wording()
+    if columns_given:
+        raise ValueError(f"{w.columns} choose the columns of a CSV or TSV file; a {fmt!r} file "
+                         "has fixed columns")
+    if relabel and fmt not in ("el", "wel"):
+        raise ValueError(f"{w.relabel} applies to edge lists (el, wel, csv, tsv); a {fmt!r} "
+                         "file numbers its vertices itself")
 
 
 def read_graph(
@@ -210,12 +232,7 @@ def read_graph(
         return read_csv_graph(path, comp, fmt, directed=directed, weights=weights,
                               source=source, target=target, weight=weight, relabel=relabel,
                               progress=progress)
-    if source is not None or target is not None or weight is not None:
-        raise ValueError(f"source=, target= and weight= choose the columns of a CSV or TSV "
-                         f"file; a {fmt!r} file has fixed columns")
-    if relabel and fmt not in ("el", "wel"):
-        raise ValueError(f"relabel=True applies to edge lists (el, wel, csv, tsv); a {fmt!r} "
-                         "file numbers its vertices itself")
+    check_format_options(fmt, any(c is not None for c in (source, target, weight)), relabel)
     if fmt == "npz":
         return read_npz(path, comp, directed, weights, progress=progress)
     from graphpar.progress import progress as report

@@ -49,6 +49,7 @@ import os
 import numpy as np
 from mpi4py import MPI
 
+from graphpar.io._wording import wording
 from graphpar.mpi._graph import DistGraph, distribute_graph, gatherv
 from graphpar.mpi.blocks import BlockPartition
 from graphpar.mpi.comm import get_comm, run_collectively
@@ -136,7 +137,7 @@ def _read_graph(path, format, directed, weights, partition, comm, bar, columns,
     """:func:`read_graph`'s steps, each ending in ``bar.update()``."""
     from graphpar.io import decompression_errors, open_binary
     from graphpar.io import read_graph as serial_read
-    from graphpar.io._formats import check_read_arguments
+    from graphpar.io._formats import check_format_options, check_read_arguments
     from graphpar.io._lines import byte_range, read_line_range
     from graphpar.io._text import (
         body_error,
@@ -159,12 +160,7 @@ def _read_graph(path, format, directed, weights, partition, comm, bar, columns,
     def prepare():
         fmt, comp = check_read_arguments(path, format, directed, weights)
         if fmt not in ("csv", "tsv"):  # the serial reader's refusals
-            if any(v is not None for v in columns.values()):
-                raise ValueError(f"source=, target= and weight= choose the columns of a CSV "
-                                 f"or TSV file; a {fmt!r} file has fixed columns")
-            if relabel and fmt not in ("el", "wel"):
-                raise ValueError(f"relabel=True applies to edge lists (el, wel, csv, tsv); a "
-                                 f"{fmt!r} file numbers its vertices itself")
+            check_format_options(fmt, any(v is not None for v in columns.values()), relabel)
         if fmt in ("csv", "tsv"):
             return fmt, comp, None
         info = None
@@ -343,7 +339,7 @@ def _read_csv(path, format, fmt, comp, directed, weights, columns, relabel, part
             hit = comm.allreduce(hit, op=MPI.MIN)
             run_collectively(lambda: check_vertex_count(
                 top, edges=m, source=f"{name}: line {hit}",
-                what=f"has vertex id {top - 1}, so needs"), comm)
+                what=f"has vertex id {top - 1}, so needs", renumber=wording().renumber), comm)
         src, dst, n, labels = numeric_ids(src, dst, top, relabel=relabel, path=name,
                                           comm=comm)
         labelled = bool(relabel)
