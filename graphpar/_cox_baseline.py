@@ -236,9 +236,7 @@ def baseline_from_groups(groups: dict, ties: str, shift: np.ndarray,
     bounds = np.searchsorted(codes, np.arange(nstrata + 1), side="left")
     shifts = [float(shift[s]) if math.isfinite(shift[s]) else 0.0 for s in range(nstrata)]
     if codes.size >= GROUP_KERNEL_ROWS:
-        from graphpar.kernels.cox_hazard import hazard_curves
-
-        curves = hazard_curves(bounds, groups, ties == "efron")
+        curves = _compiled_curves(bounds, groups, ties == "efron")
         return [(t, h, sh) for (t, h), sh in zip(curves, shifts, strict=True)]
     # the risk set of a time: the groups of its stratum up to and including its own
     nrisk = np.empty(codes.size)
@@ -272,6 +270,29 @@ def baseline_from_groups(groups: dict, ties: str, shift: np.ndarray,
             t, h = t[real], h[real]
         out.append((t, h, shifts[s]))
     return out
+
+
+def _compiled_curves(bounds: np.ndarray, groups: dict, efron: bool) -> list:
+    """``[(times, cumhaz)]`` per stratum by :func:`graphpar.kernels.cox_hazard.cumulative_hazard`
+    (group arrays of any float or int dtype, strided or not): views of two arrays of the
+    groups' length."""
+    from graphpar.kernels.cox_hazard import cumulative_hazard
+
+    ng = int(bounds[-1])
+
+    def column(key, dtype=np.float64):
+        return np.ascontiguousarray(groups[key][:ng], dtype=dtype)
+
+    t_out = np.empty(ng)
+    h_out = np.empty(ng)
+    counts = np.zeros(bounds.size - 1, dtype=np.int64)
+    cumulative_hazard(np.ascontiguousarray(bounds, dtype=np.int64), column("time"),
+                      column("risk"), column("events"), column("deaths", np.int64),
+                      column("event_risk"), column("present"), bool(efron), np.empty(ng),
+                      t_out, h_out, counts)
+    ends = np.cumsum(counts).tolist()
+    return [(t_out[e - k:e], h_out[e - k:e])
+            for e, k in zip(ends, counts.tolist(), strict=True)]
 
 
 def counting_baseline(arrays, problem, coef: np.ndarray, ties: str) -> BaselineHazard:

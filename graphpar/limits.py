@@ -109,13 +109,13 @@ def vertex_limit() -> int:
 
 
 def check_vertex_count(n: int, *, edges: int, source: str, what: str = "declares",
-                       renumber: str = "renumber the vertices compactly") -> None:
+                       renumber_hint: str = "") -> None:
     """Refuse ``n`` vertices that ``edges`` edges cannot reach, above :func:`vertex_limit`.
 
     Every vertex a graph's edges touch is backed by the file (at most two per
     edge); vertices beyond those cost 8 bytes each in the CSR row offsets and
     more in every result, so only :func:`vertex_limit` of them are accepted.
-    ``renumber`` ends the message: what else the user can do.
+    ``renumber_hint`` follows the message's advice to renumber the vertices (how).
 
     Examples
     --------
@@ -128,7 +128,7 @@ def check_vertex_count(n: int, *, edges: int, source: str, what: str = "declares
     raise LimitError(
         f"{source}: {what} {n} vertices but holds only {edges} edges; graphpar refuses more "
         f"than {limit} vertices that the edges do not reach (set {ENV_MAX_VERTICES} to raise "
-        f"the limit, or {renumber})"
+        f"the limit, or renumber the vertices compactly{renumber_hint})"
     )
 
 

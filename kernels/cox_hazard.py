@@ -10,7 +10,6 @@ the results are the same to the last bit; that code made six passes and as
 many fresh arrays, 0.2 s at 10^7 groups.
 """
 
-import numpy as np
 from numba import njit
 
 
@@ -58,33 +57,3 @@ def cumulative_hazard(bounds, time, risk, events, deaths, event_risk, present, e
                 pos += 1
         counts[s] = pos - first
 
-
-def hazard_curves(bounds, groups, efron):
-    """:func:`cumulative_hazard` on a dict of group arrays (any float or int dtype).
-
-    Returns ``[(times, cumhaz)]`` per stratum: views of two arrays of the
-    groups' length.
-
-    Examples
-    --------
-    >>> g = {"time": np.array([3.0, 2.0]), "risk": np.array([1.0, 2.0]),
-    ...      "events": np.array([1.0, 2.0]), "deaths": np.array([1, 2]),
-    ...      "event_risk": np.array([1.0, 2.0]), "present": np.array([1.0, 2.0])}
-    >>> [(t.tolist(), h.tolist()) for t, h in hazard_curves(np.array([0, 2]), g, True)]
-    [([2.0, 3.0], [0.8333333333333333, 1.8333333333333333])]
-    """
-    ng = int(bounds[-1])
-
-    def column(key, dtype=np.float64):
-        return np.ascontiguousarray(groups[key][:ng], dtype=dtype)
-
-    t_out = np.empty(ng)
-    h_out = np.empty(ng)
-    counts = np.zeros(bounds.size - 1, dtype=np.int64)
-    cumulative_hazard(np.ascontiguousarray(bounds, dtype=np.int64), column("time"),
-                      column("risk"), column("events"), column("deaths", np.int64),
-                      column("event_risk"), column("present"), bool(efron), np.empty(ng),
-                      t_out, h_out, counts)
-    ends = np.cumsum(counts)
-    return [(t_out[e - k:e], h_out[e - k:e]) for e, k in zip(ends.tolist(), counts.tolist(),
-                                                             strict=True)]

@@ -621,7 +621,7 @@ def read_csv_graph(path, comp: str | None, fmt: str, *, directed: bool | None = 
             check_vertex_count(top, edges=m,
                                source=f"{name}: line {first_hit_line(src, dst, lines, top - 1)}",
                                what=f"has vertex id {top - 1}, so needs",
-                               renumber=wording().renumber)
+                               renumber_hint=wording().renumber_hint)
         src, dst, n, labels = compact_ids(src, dst, top, relabel=relabel, path=name,
                                           stacklevel=4)
     else:

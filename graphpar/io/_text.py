@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphpar.errors import GraphFormatError, LimitError
-from graphpar.io._wording import KEYWORDS, wording
+from graphpar.io._wording import wording
 from graphpar.kernels import parse as _k
 from graphpar.limits import check_vertex_count
 
@@ -761,7 +761,7 @@ def vertex_count_error(
         pass
     else:
         return None
-    renumber = KEYWORDS.renumber  # a declared count: no relabelling can help
+    hint = ""  # a declared count: no relabelling can help
     if header.n is not None and header.n >= n:
         source, what = f"{path}: line {header.header_line}", "declares"
     else:
@@ -771,9 +771,9 @@ def vertex_count_error(
         line, _ = record_line(buf, header, int(hits[0]), first_line=first_line)
         source = f"{path}: line {line}"
         what = f"has vertex id {top - 1 + header.base}, so needs"
-        renumber = wording().renumber
+        hint = wording().renumber_hint
     try:
-        check_vertex_count(n, edges=edges, source=source, what=what, renumber=renumber)
+        check_vertex_count(n, edges=edges, source=source, what=what, renumber_hint=hint)
     except LimitError as exc:
         return exc
     return None  # pragma: no cover - the same check failed above

@@ -22,6 +22,8 @@ __all__ = ["Wording", "KEYWORDS", "FLAGS", "wording", "flag_wording", "set_to"]
 class Wording(NamedTuple):
     """The words for each argument of the reader a message may tell the user to change."""
 
+    #: what joins an argument and its value: ``weight='km'``, ``--weight-col 'km'``
+    assign: str
     #: the arguments that choose a CSV file's columns
     source: str
     target: str
@@ -36,26 +38,27 @@ class Wording(NamedTuple):
     read_relabelled: str
     #: where a relabelled graph keeps the ids
     labels_kept: str
-    #: how to keep vertex ids compact, at the end of a refusal of too many vertices
-    renumber: str
+    #: what follows "renumber the vertices compactly" in a refusal of too many vertices
+    #: of an edge list
+    renumber_hint: str
 
 
 KEYWORDS = Wording(
-    source="source", target="target", weight="weight",
+    assign="=", source="source", target="target", weight="weight",
     columns="source=, target= and weight=",
     unweighted="pass weight=False for unweighted edges, or weight=<column>",
     relabel="relabel=True", read_relabelled="read it with relabel=True",
     labels_kept="g.labels keeps the ids",
-    renumber="renumber the vertices compactly",
+    renumber_hint="",
 )
 
 FLAGS = Wording(
-    source="--source-col", target="--target-col", weight="--weight-col",
+    assign=" ", source="--source-col", target="--target-col", weight="--weight-col",
     columns="--source-col, --target-col and --weight-col",
     unweighted="pick another with --weight-col NAME",
     relabel="--relabel", read_relabelled="run with --relabel",
     labels_kept="the outputs keep the ids as labels",
-    renumber="renumber the vertices compactly, as --relabel does for an edge list",
+    renumber_hint=", as --relabel does for an edge list",
 )
 
 _CURRENT: contextvars.ContextVar[Wording] = contextvars.ContextVar("graphpar_io_wording",
@@ -86,8 +89,7 @@ def set_to(role: str, value: str) -> str:
     "--weight-col 'km'"
     """
     w = wording()
-    name = getattr(w, role)
-    return f"{name} {value}" if w is FLAGS else f"{name}={value}"
+    return f"{getattr(w, role)}{w.assign}{value}"
 
 
 @contextlib.contextmanager

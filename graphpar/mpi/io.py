@@ -339,7 +339,8 @@ def _read_csv(path, format, fmt, comp, directed, weights, columns, relabel, part
             hit = comm.allreduce(hit, op=MPI.MIN)
             run_collectively(lambda: check_vertex_count(
                 top, edges=m, source=f"{name}: line {hit}",
-                what=f"has vertex id {top - 1}, so needs", renumber=wording().renumber), comm)
+                what=f"has vertex id {top - 1}, so needs", renumber_hint=wording().renumber_hint),
+                comm)
         src, dst, n, labels = numeric_ids(src, dst, top, relabel=relabel, path=name,
                                           comm=comm)
         labelled = bool(relabel)
