@@ -723,6 +723,10 @@ class Graph:
     def from_dense(cls, M, directed: bool = True):
         """Build a graph from a dense (n, n) array: 0, inf and nan mean "no edge".
 
+        Every other entry is an edge, however small: scipy's dense conversion
+        (``scipy.sparse.csgraph.csgraph_from_dense``) also drops the entries
+        within ``1e-8`` of zero, the tolerance of ``np.ma.masked_values``.
+
         Examples
         --------
         >>> import numpy as np

@@ -439,7 +439,10 @@ def sssp(
         The graph, as scipy's ``csgraph`` routines take it: in sparse input
         every stored entry is an edge (explicit zeros are zero-weight edges,
         duplicates count with their smallest weight); in dense input 0, inf
-        and nan mean "no edge". Weights must be ``>= 0``.
+        and nan mean "no edge". Weights must be ``>= 0``. Two inputs where
+        scipy's ``dijkstra`` sees other edges: a COO matrix with duplicates
+        (scipy sums them) and a dense entry within ``1e-8`` of zero (scipy
+        drops it, graphpar keeps it); :mod:`graphpar.csgraph` does as scipy.
     source : int or 1-D array_like of int
         Source vertex or vertices (negative values count from the end).
     directed : bool, default True

@@ -52,8 +52,9 @@ def dijkstra(csgraph, directed: bool = True, indices=None, return_predecessors: 
         ``g.to_scipy()``), converted exactly as scipy converts it: a stored sparse
         entry is an edge (an explicit zero is a zero-weight edge); COO
         duplicates are summed, duplicates stored in CSR/CSC rows are all
-        scanned (the smallest wins); in dense input 0, inf and NaN mean "no
-        edge". Weights should be ``>= 0``.
+        scanned (the smallest wins); in dense input 0, inf, NaN and every
+        value within ``1e-8`` of zero (scipy's tolerance) mean "no edge".
+        Weights should be ``>= 0``.
     directed : bool, default True
         ``False`` follows every edge both ways.
     indices : int or array_like of int, optional

@@ -1092,3 +1092,17 @@ def test_helper_threads_are_released_after_each_search():
     assert pool is not None
     # the pool's thread takes a new task at once: it is not stuck in the last search
     assert pool.submit(threading.get_ident).result(timeout=60) != threading.get_ident()
+
+
+def test_dense_entries_near_zero_are_edges_here_and_not_in_scipy():
+    # scipy's dense conversion masks values within 1e-8 of zero (np.ma.masked_values);
+    # graphpar.sssp keeps every nonzero finite entry, as documented, and the drop-in
+    # graphpar.csgraph follows scipy
+    from graphpar.csgraph import dijkstra as drop_in
+
+    tiny = np.nextafter(0.0, 1.0)
+    M = np.array([[0.0, 1e-9, 0.0], [0.0, 0.0, tiny], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(sssp(M, 0), [0.0, 1e-9, 1e-9 + tiny])
+    np.testing.assert_array_equal(sssp(M, 0), dijkstra(sp.csr_array(M), indices=0))
+    np.testing.assert_array_equal(dijkstra(M, indices=0), [0.0, np.inf, np.inf])
+    np.testing.assert_array_equal(drop_in(M, indices=0), dijkstra(M, indices=0))
