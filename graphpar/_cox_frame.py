@@ -13,8 +13,10 @@ Encoding, as R's ``model.matrix`` and patsy do it:
 - a string (object) column, a pandas ``Categorical``, a column named in
   ``categorical=[...]`` or written ``C(x)`` in a formula is a factor: one 0/1
   column per level other than the reference level, named ``x[T.level]``.
-  The levels are the distinct values present, sorted (a ``Categorical`` keeps
-  its category order); the reference is the first;
+  The levels are the distinct values present, sorted (by code point for text,
+  as patsy sorts them; R's ``factor()`` uses the locale's collation, so its
+  first level can differ; a ``Categorical`` keeps its category order); the
+  reference is the first;
 - a formula (``"age + C(race) + age:sex"``) picks the terms: ``+`` between
   terms, ``:`` for an interaction (the product of its factors' columns),
   ``a*b`` for ``a + b + a:b``. Terms are ordered by degree, as R orders them.

@@ -580,7 +580,7 @@ def pick_columns(table: dict[str, np.ndarray], path: str, time: str, event: str,
     gives the same message as the whole table.
 
     A text covariate column is one-hot encoded against its first level in
-    sorted order (columns ``name[T.level]``) by the encoder of DataFrame fits,
+    code-point order (columns ``name[T.level]``) by the encoder of DataFrame fits,
     :class:`graphpar._cox_frame.Design`, reading the table through
     :class:`TableColumns`; ``levels`` gives a text column's levels (under MPI:
     every rank's labels), default the labels present. Strata may be text;

@@ -367,3 +367,42 @@ def test_a_categorical_column_with_one_level_is_refused_not_dropped():
     m = CoxPH().fit(one.assign(karno=frame("veteran_factor.csv")["karno"]),
                     duration_col="time", event_col="status", formula="age + karno:celltype")
     assert m.feature_names_in_ == ["age", "karno:celltype[squamous]"]
+
+
+LEVELS = reference("r_level_order_reference.json")
+
+
+def _with_text_levels(df):
+    """The two text columns make_level_order_reference.R derives from veteran_factor.csv."""
+    df = df.copy()
+    df["kgroup"] = np.where(df.karno <= 50, "<=50", np.where(df.karno <= 70, "50-70", ">70"))
+    df["cell"] = df.celltype.map({"adeno": "adeno", "large": "Large",
+                                  "smallcell": "smallcell", "squamous": "Squamous"})
+    return df[["time", "status", "age", "kgroup", "cell"]]
+
+
+@pytest.mark.parametrize("name", sorted(LEVELS))
+def test_text_levels_sort_by_code_point_and_a_categorical_gives_rs_order(name):
+    # R's factor() sorts levels by the locale's collation (recorded with the reference);
+    # graphpar, patsy and lifelines by code point. Same model, another reference level.
+    ref = LEVELS[name]
+    df = _with_text_levels(frame(ref["data"]))
+    m = CoxPH(ties=ref["ties"]).fit(df, duration_col="time", event_col="status")
+    assert m.feature_names_in_ == ["age", "kgroup[T.<=50]", "kgroup[T.>70]",
+                                   "cell[T.Squamous]", "cell[T.adeno]", "cell[T.smallcell]"]
+    np.testing.assert_allclose(m.log_likelihood_, ref["loglik"][1], rtol=1e-10)
+    # graphpar's coefficients are R's reparametrised: beta_R[l] = beta[l] - beta[R's first]
+    beta = dict(zip(m.feature_names_in_, m.coef_, strict=True))
+    as_r = [beta["age"]]
+    for col in ("kgroup", "cell"):
+        levels = ref[f"{col}_levels"]
+        b = {lv: beta.get(f"{col}[T.{lv}]", 0.0) for lv in levels}
+        as_r += [b[lv] - b[levels[0]] for lv in levels[1:]]
+    np.testing.assert_allclose(as_r, ref["coef"], rtol=1e-8)
+    # a Categorical with R's levels is coded as R codes it
+    for col in ("kgroup", "cell"):
+        df[col] = pd.Categorical(df[col], categories=ref[f"{col}_levels"])
+    m = CoxPH(ties=ref["ties"]).fit(df, duration_col="time", event_col="status")
+    assert [n.replace("[T.", "").rstrip("]") for n in m.feature_names_in_] == ref["names"]
+    np.testing.assert_allclose(m.coef_, ref["coef"], rtol=1e-8)
+    np.testing.assert_allclose(m.se_, ref["se"], rtol=1e-8)

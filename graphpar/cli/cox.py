@@ -57,7 +57,7 @@ def register(sub) -> None:
             "Fit a Cox proportional-hazards model by Newton-Raphson (parallel prefix-scan "
             "likelihood) and print the coefficient table. DATA is a UTF-8 CSV file with a "
             "header of column names and one row per line, each column all numbers or all text "
-            "labels (a text covariate is one-hot encoded against its first level in sorted "
+            "labels (a text covariate is one-hot encoded against its first level in code-point "
             "order, as COL[T.level]); tab-separated for .tsv names or with --sep; optionally "
             "compressed (.csv.gz, .csv.bz2, .csv.xz), or a .npz file of equal-length 1-D "
             "real arrays "
