@@ -39,6 +39,32 @@ def test_json_output_matches_the_library():
     assert out["iterations"] == m.n_iter_
 
 
+def test_tol_and_max_iter_reach_the_fit():
+    covs = ["age", "sex", "ph_ecog"]
+    tight = lung_fit(covs, tol=1e-13, max_iter=100)
+    assert tight.n_iter_ > lung_fit(covs).n_iter_  # the option changes the fit
+    r = run(LUNG, "--time", "time", "--event", "status", "--covariates", ",".join(covs),
+            "--tol", "1e-13", "--max-iter", "100", "--json", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["iterations"] == tight.n_iter_ and out["converged"]
+    np.testing.assert_allclose(list(out["coef"].values()), tight.coef_, rtol=1e-12)
+    r = run(LUNG, "--time", "time", "--event", "status", "--covariates", ",".join(covs),
+            "--max-iter", "1", "--json")
+    assert r.returncode == 0 and "no convergence in max_iter=1" in r.stderr
+    assert json.loads(r.stdout)["iterations"] == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tol", "0"], "argument --tol: must be a positive finite number, got '0'"),
+    (["--tol", "nan"], "argument --tol: must be a positive finite number, got 'nan'"),
+    (["--max-iter", "2.5"], "argument --max-iter: must be an integer >= 1, got '2.5'"),
+])
+def test_bad_tol_and_max_iter_name_the_option(args, message):
+    r = run(LUNG, "--time", "time", "--event", "status", *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
 def test_table_uses_every_other_column_with_strata(tmp_path):
     r = run(LUNG, "--time", "time", "--event", "status", "--strata", "inst", "--penalizer", "0.5")
     assert r.returncode == 0, r.stderr

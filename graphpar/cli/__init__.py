@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 
 SUBCOMMANDS = ("demo", "sssp", "generate", "gcn", "cox", "compile")
@@ -93,6 +94,30 @@ def int_in(lo: int, hi: int | None = None, *, hint: str = ""):
 
     parse.__name__ = "integer"
     return parse
+
+
+def positive_finite(text: str) -> float:
+    """An argparse ``type=``: a positive finite number.
+
+    Examples
+    --------
+    >>> positive_finite("1e-12")
+    1e-12
+    >>> positive_finite("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a positive finite number, got '0'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
+positive_finite.__name__ = "number"
 
 
 def build_parser() -> argparse.ArgumentParser:

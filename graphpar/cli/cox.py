@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from graphpar.cli import int_in, positive_finite
+
 DEMO_N = 200_000
 DEMO_COEF = (0.5, -0.8, 0.25, 0.0, 1.0)
 DEMO_TOL = 0.05  # about ten standard errors at DEMO_N rows
@@ -92,6 +94,11 @@ def register(sub) -> None:
                    help="tie handling (default efron)")
     p.add_argument("--penalizer", type=float, default=0.0,
                    help="L2 penalty: maximise loglik - 0.5*X*||beta||^2 (default 0)")
+    p.add_argument("--tol", type=positive_finite, default=1e-9,
+                   help="convergence tolerance on the log-likelihood's relative change, R's "
+                        "coxph.control(eps =) (default 1e-9, R's)")
+    p.add_argument("--max-iter", type=int_in(1), default=50, metavar="N",
+                   help="most Newton steps (default 50; R's iter.max is 20)")
     p.add_argument("--predict", metavar="ROWS", help=PREDICT_HELP)
     p.add_argument("--sep", metavar="CHAR", default=None,
                    help="field separator of DATA and ROWS (default: a tab for .tsv/.tab "
@@ -385,11 +392,13 @@ def run(args, ctx) -> int:
     if ctx.mpi:
         from graphpar.mpi import CoxPH
 
-        model = CoxPH(ties=args.ties, penalizer=args.penalizer, comm=ctx.comm)
+        model = CoxPH(ties=args.ties, penalizer=args.penalizer, tol=args.tol,
+                      max_iter=args.max_iter, comm=ctx.comm)
     else:
         from graphpar import CoxPH
 
-        model = CoxPH(ties=args.ties, penalizer=args.penalizer)
+        model = CoxPH(ties=args.ties, penalizer=args.penalizer, tol=args.tol,
+                      max_iter=args.max_iter)
     fit_kw = dict(kw)
     if getattr(args, "robust", None) is not None:
         fit_kw["robust"] = args.robust

@@ -48,6 +48,8 @@ import time
 
 import numpy as np
 
+from graphpar.cli import positive_finite
+
 EXAMPLES = """examples:
   graphpar sssp rome99.gr --source 0 --verify
   graphpar sssp road.gr.gz --source 12 --undirected --threads 2 --output dist.npy
@@ -334,7 +336,7 @@ def register(sub) -> None:
                             "around it or a #)")
     which.add_argument("--all-pairs", action="store_true",
                        help="every vertex is a source (n x n distances)")
-    p.add_argument("--delta", type=_positive_finite, default=None,
+    p.add_argument("--delta", type=positive_finite, default=None,
                    help="bucket width (default: graphpar.default_delta, the weights' "
                         "quantile at 2 / rms degree)")
     p.add_argument("--limit", type=_nonnegative, default=None,
@@ -362,14 +364,6 @@ def register(sub) -> None:
                               "distances alone (float64 .npy; no other name is accepted)",
                        output_metavar="OUT.npz|OUT.csv|DIST.npy")
     p.set_defaults(func=run, output_suffixes=OUTPUT_SUFFIXES)
-
-
-def _positive_finite(text: str) -> float:
-    """``--delta``: a positive finite number (an argparse ``type=``)."""
-    value = _float(text)
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
-    return value
 
 
 def _nonnegative(text: str) -> float:
