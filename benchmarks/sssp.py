@@ -47,8 +47,7 @@ grid with integer and with U[0,1) float weights; DIMACS Rome from
 at 1 and 2 threads, and prints the default's time over the best time per graph (the
 target: at most 1.15), by wall time and by the process's CPU time (at 1 thread the
 figure that survives a loaded machine; at 2 threads CPU time counts the work of both
-threads, not the latency). The default runs as ``delta=None``, as a user runs it (so on 2
-threads it may widen), every other delta as given. Deltas marked ``c=...`` are the rule with
+threads, not the latency). Deltas marked ``c=...`` are the rule with
 ``DELTA_FACTOR`` set to ``c``; ``--sweep-only TEXT`` keeps the graphs whose name
 contains TEXT.
 
@@ -228,13 +227,10 @@ def sweep_graphs(scale, rows):
         print("\nDIMACS Rome skipped: set GRAPHPAR_DATA to the folder holding dimacs/rome99.gr")
 
 
-def _median_times(g, sources, deltas, threads, repeat, default=None):
+def _median_times(g, sources, deltas, threads, repeat):
     """Median wall and CPU time of each delta (one call per source, summed), timed
     round-robin (every delta once per round) so that a change of load hits every delta
-    alike. Returns two dicts, wall and CPU seconds (all threads of the process).
-
-    ``default``: the default width, run as ``delta=None`` (so that, as for a user, it may
-    widen on several threads); every other delta is passed as it is and kept."""
+    alike. Returns two dicts, wall and CPU seconds (all threads of the process)."""
     import graphpar
 
     times = {x: [] for x in deltas}
@@ -244,7 +240,7 @@ def _median_times(g, sources, deltas, threads, repeat, default=None):
             t0 = time.perf_counter()
             c0 = time.process_time()
             for s in sources:
-                graphpar.sssp(g, int(s), delta=None if x == default else x, threads=threads)
+                graphpar.sssp(g, int(s), delta=x, threads=threads)
             times[x].append(time.perf_counter() - t0)
             cpu[x].append(time.process_time() - c0)
     return ({x: statistics.median(t) for x, t in times.items()},
@@ -284,7 +280,7 @@ def sweep(scale, rows, repeat, threads_list, only=None):
               f"{g.weights.max():.4g}, default delta {default:.4g}")
         for threads in threads_list:
             graphpar.sssp(g, int(sources[0]), threads=threads)  # warm up
-            times, cpu = _median_times(g, sources, deltas, threads, repeat, default)
+            times, cpu = _median_times(g, sources, deltas, threads, repeat)
             best = min(times, key=times.get)
             best_cpu = min(cpu, key=cpu.get)
             t_def, t_best = times[default], times[best]
