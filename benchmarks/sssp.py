@@ -306,13 +306,12 @@ GAP_ENV = "GAPBS_DIR"
 GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 
-def kernel_call(g, source, delta, threads, widen=True):
+def kernel_call(g, source, delta, threads):
     """A zero-argument callable running the delta-stepping kernel alone on ``g``, as
     ``graphpar.sssp`` runs it (the integer path when the weights allow): what GAP's trial
     timer covers (its distance array filled, the search, on the work arrays the graph
     keeps), without graphpar's input checks, bucket-width choice and float64 result.
-    ``widen``: ``delta`` is the default width, which a search on several threads may
-    widen as ``graphpar.sssp`` lets it. Returns the kernel's counters."""
+    Returns the kernel's counters."""
     import graphpar._shortest_paths as spm
     from graphpar.kernels import sssp as k
 
@@ -325,24 +324,20 @@ def kernel_call(g, source, delta, threads, widen=True):
         plan = kept[2]
     packed, buffers = plan.packed, plan.buffers
     threads = threads if g.nnz >= spm._csgraph.PARALLEL_EDGES else 1  # as graphpar.sssp decides
-    # as graphpar.sssp runs its default width (``widen``): doubled up to MAX_WIDEN times on
-    # several threads when the steps are too small to share
-    max_widen = spm.MAX_WIDEN if widen else 0
     if packed is not None:
         d = np.empty(g.n, dtype=np.int32)
 
         def run():
             d.fill(k.INT_UNREACHED)
             return k.delta_stepping(g.indptr, packed, packed, source, delta,
-                                    np.int64(spm._INT_LIMIT), True, threads, d, buffers,
-                                    max_widen)
+                                    np.int64(spm._INT_LIMIT), True, threads, d, buffers)
     else:
         d = np.empty(g.n)
 
         def run():
             d.fill(np.inf)
             return k.delta_stepping(g.indptr, g.indices, g.weights, source, delta, np.inf,
-                                    False, threads, d, buffers, max_widen)
+                                    False, threads, d, buffers)
     run.integer = packed is not None
     return run
 
