@@ -108,16 +108,39 @@ def positive_finite(text: str) -> float:
     ...
     argparse.ArgumentTypeError: must be a positive finite number, got '0'
     """
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = _float(text)
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
     return value
 
 
-positive_finite.__name__ = "number"
+def nonnegative(text: str) -> float:
+    """An argparse ``type=``: a number ``>= 0``, ``inf`` for none.
+
+    Examples
+    --------
+    >>> nonnegative("inf")
+    inf
+    >>> nonnegative("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number >= 0 (or inf), got '-1'
+    """
+    value = _float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0 (or inf), got {text!r}")
+    return value
+
+
+def _float(text: str) -> float:
+    """``text`` as a float, NaN when it is not a number (which every check above refuses)."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+positive_finite.__name__ = nonnegative.__name__ = "number"
 
 
 def build_parser() -> argparse.ArgumentParser:

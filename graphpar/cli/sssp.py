@@ -42,13 +42,12 @@ the outputs by label, the same files as serially.
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import time
 
 import numpy as np
 
-from graphpar.cli import positive_finite
+from graphpar.cli import nonnegative, positive_finite
 
 EXAMPLES = """examples:
   graphpar sssp rome99.gr --source 0 --verify
@@ -339,7 +338,7 @@ def register(sub) -> None:
     p.add_argument("--delta", type=positive_finite, default=None,
                    help="bucket width (default: graphpar.default_delta, the weights' "
                         "quantile at 2 / rms degree)")
-    p.add_argument("--limit", type=_nonnegative, default=None,
+    p.add_argument("--limit", type=nonnegative, default=None,
                    help="treat vertices farther than this as unreachable (a number >= 0)")
     p.add_argument("--undirected", action="store_true", help="use every edge both ways")
     columns = p.add_argument_group("CSV/TSV edge lists")
@@ -364,21 +363,6 @@ def register(sub) -> None:
                               "distances alone (float64 .npy; no other name is accepted)",
                        output_metavar="OUT.npz|OUT.csv|DIST.npy")
     p.set_defaults(func=run, output_suffixes=OUTPUT_SUFFIXES)
-
-
-def _nonnegative(text: str) -> float:
-    """``--limit``: a number >= 0, ``inf`` for none (an argparse ``type=``)."""
-    value = _float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0 (or inf), got {text!r}")
-    return value
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
 
 
 # What --output holds, so the name it must end in (any case; the driver's
