@@ -47,7 +47,8 @@ grid with integer and with U[0,1) float weights; DIMACS Rome from
 at 1 and 2 threads, and prints the default's time over the best time per graph (the
 target: at most 1.15), by wall time and by the process's CPU time (at 1 thread the
 figure that survives a loaded machine; at 2 threads CPU time counts the work of both
-threads, not the latency). Deltas marked ``c=...`` are the rule with
+threads, not the latency). The default runs as ``delta=None``, as a user runs it (so on 2
+threads it may widen), every other delta as given. Deltas marked ``c=...`` are the rule with
 ``DELTA_FACTOR`` set to ``c``; ``--sweep-only TEXT`` keeps the graphs whose name
 contains TEXT.
 
@@ -227,10 +228,13 @@ def sweep_graphs(scale, rows):
         print("\nDIMACS Rome skipped: set GRAPHPAR_DATA to the folder holding dimacs/rome99.gr")
 
 
-def _median_times(g, sources, deltas, threads, repeat):
+def _median_times(g, sources, deltas, threads, repeat, default=None):
     """Median wall and CPU time of each delta (one call per source, summed), timed
     round-robin (every delta once per round) so that a change of load hits every delta
-    alike. Returns two dicts, wall and CPU seconds (all threads of the process)."""
+    alike. Returns two dicts, wall and CPU seconds (all threads of the process).
+
+    ``default``: the default width, run as ``delta=None`` (so that, as for a user, it may
+    widen on several threads); every other delta is passed as it is and kept."""
     import graphpar
 
     times = {x: [] for x in deltas}
@@ -240,7 +244,7 @@ def _median_times(g, sources, deltas, threads, repeat):
             t0 = time.perf_counter()
             c0 = time.process_time()
             for s in sources:
-                graphpar.sssp(g, int(s), delta=x, threads=threads)
+                graphpar.sssp(g, int(s), delta=None if x == default else x, threads=threads)
             times[x].append(time.perf_counter() - t0)
             cpu[x].append(time.process_time() - c0)
     return ({x: statistics.median(t) for x, t in times.items()},
@@ -280,7 +284,7 @@ def sweep(scale, rows, repeat, threads_list, only=None):
               f"{g.weights.max():.4g}, default delta {default:.4g}")
         for threads in threads_list:
             graphpar.sssp(g, int(sources[0]), threads=threads)  # warm up
-            times, cpu = _median_times(g, sources, deltas, threads, repeat)
+            times, cpu = _median_times(g, sources, deltas, threads, repeat, default)
             best = min(times, key=times.get)
             best_cpu = min(cpu, key=cpu.get)
             t_def, t_best = times[default], times[best]
@@ -306,12 +310,13 @@ GAP_ENV = "GAPBS_DIR"
 GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 
-def kernel_call(g, source, delta, threads):
+def kernel_call(g, source, delta, threads, widen=True):
     """A zero-argument callable running the delta-stepping kernel alone on ``g``, as
     ``graphpar.sssp`` runs it (the integer path when the weights allow): what GAP's trial
     timer covers (its distance array filled, the search, on the work arrays the graph
     keeps), without graphpar's input checks, bucket-width choice and float64 result.
-    Returns the kernel's counters."""
+    ``widen``: ``delta`` is the default width, which a search on several threads may
+    widen as ``graphpar.sssp`` lets it. Returns the kernel's counters."""
     import graphpar._shortest_paths as spm
     from graphpar.kernels import sssp as k
 
@@ -324,20 +329,24 @@ def kernel_call(g, source, delta, threads):
         plan = kept[2]
     packed, buffers = plan.packed, plan.buffers
     threads = threads if g.nnz >= spm._csgraph.PARALLEL_EDGES else 1  # as graphpar.sssp decides
+    # as graphpar.sssp runs its default width (``widen``): doubled up to MAX_WIDEN times on
+    # several threads when the steps are too small to share
+    max_widen = spm.MAX_WIDEN if widen else 0
     if packed is not None:
         d = np.empty(g.n, dtype=np.int32)
 
         def run():
             d.fill(k.INT_UNREACHED)
             return k.delta_stepping(g.indptr, packed, packed, source, delta,
-                                    np.int64(spm._INT_LIMIT), True, threads, d, buffers)
+                                    np.int64(spm._INT_LIMIT), True, threads, d, buffers,
+                                    max_widen)
     else:
         d = np.empty(g.n)
 
         def run():
             d.fill(np.inf)
             return k.delta_stepping(g.indptr, g.indices, g.weights, source, delta, np.inf,
-                                    False, threads, d, buffers)
+                                    False, threads, d, buffers, max_widen)
     run.integer = packed is not None
     return run
 

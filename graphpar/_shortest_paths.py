@@ -41,6 +41,10 @@ MAX_BUCKET = float(2**60)
 MIN_DELTA = float(np.finfo(np.float64).tiny)
 #: The default delta is the ``min(1, DELTA_FACTOR / rms_out_degree)``-quantile of the weights.
 DELTA_FACTOR = 2.0
+#: How many times over a search with the default width, on several threads, may double it
+#: while its steps are too small to share, halving it again when they grow
+#: (:mod:`graphpar.kernels.sssp`, "Widening").
+MAX_WIDEN = 3
 #: Edges whose weights estimate that quantile (all of them on smaller graphs).
 WEIGHT_SAMPLE = 1 << 12
 _SAMPLE_SEED = 20261130
@@ -63,8 +67,9 @@ class SSSPStats:
     Attributes
     ----------
     delta : float
-        The bucket width the searches used (:func:`bucket_width`); ``nan``
-        with ``method="dijkstra"``, which has no buckets.
+        The bucket width the searches started with (:func:`bucket_width`; a
+        default width may double during a search on several threads, see
+        :func:`sssp`); ``nan`` with ``method="dijkstra"``, which has no buckets.
     threads : int
         Numba threads (per rank under MPI).
     sources : int
@@ -388,10 +393,11 @@ def _kept_plan(csgraph, directed: bool) -> tuple[Graph, float, _Packed] | None:
 
 
 def _run_one(arrays, s, method, delta, limit, threads, dist, packed=None, idist=None,
-             buffers=None):
+             buffers=None, max_widen=0):
     """One search; returns (edges relaxed, steps, parallel regions, pool growths).
 
-    ``buffers``: the :class:`graphpar.kernels.sssp.SearchBuffers` to reuse."""
+    ``buffers``: the :class:`graphpar.kernels.sssp.SearchBuffers` to reuse;
+    ``max_widen``: how often a search on several threads may double ``delta``."""
     indptr, indices, weights = arrays
     if method == "dijkstra":
         dist.fill(np.inf)
@@ -400,14 +406,14 @@ def _run_one(arrays, s, method, delta, limit, threads, dist, packed=None, idist=
         ilimit = math.floor(limit) if limit < _INT_LIMIT else _INT_LIMIT
         idist.fill(_k.INT_UNREACHED)
         r = _k.delta_stepping(indptr, packed, packed, s, delta, np.int64(ilimit),
-                              ilimit == _INT_LIMIT, threads, idist, buffers)
+                              ilimit == _INT_LIMIT, threads, idist, buffers, max_widen)
         if not r[4]:
             _k.float_distances(idist, dist)
             return tuple(int(x) for x in r[:4])
         # some distance passed 2**31 - 2: redo this source with float64 distances
     dist.fill(np.inf)
     r = _k.delta_stepping(indptr, indices, weights, s, delta, limit, False, threads, dist,
-                          buffers)
+                          buffers, max_widen)
     return tuple(int(x) for x in r[:4])
 
 
@@ -451,7 +457,10 @@ def sssp(
         Bucket width. Any positive value gives the same distances; it only
         changes the speed. Default and bounds: :func:`bucket_width` (values
         below :data:`MIN_DELTA` or ``n * max_weight / 2**60`` are raised to
-        that bound).
+        that bound). On several threads, a search with the default width
+        doubles it (up to 8 times the default) while its steps are too
+        small to share between the threads, as on road networks, and
+        halves it again when they grow; a ``delta`` you give is kept.
     return_predecessors : bool, default False
         Also return the shortest-path tree.
     limit : float, default inf
@@ -614,7 +623,7 @@ def _solve(g, sources, method, delta, limit, nthreads, want_pred, wmax, want_sta
         tree = np.empty(n, dtype=np.int64)
     for i, s in enumerate(sources):
         _run_one(arrays, int(s), method, delta_eff, limit, search_threads, dist[i], packed,
-                 idist, buffers)
+                 idist, buffers, MAX_WIDEN if delta is None else 0)
         if want_pred:
             _k.shortest_path_tree(*arrays, dist[i], int(s), tree)
             tree[tree < 0] = _k.PRED_NONE

@@ -35,6 +35,17 @@ Layout of the search state (all flat arrays, no Python objects):
   mean degree) runs on the calling thread alone: waking the other threads
   would cost more than it saves, and there plain stores replace the
   compare-and-swap.
+* Widening: on a road network the wavefront is thin, and at a width that
+  suits one thread most bins hold a few hundred vertices, too few to share.
+  So a search on several threads looks back every ``WIDEN_STEPS`` steps and,
+  when fewer than a quarter of them were shared, doubles its width (at most
+  ``max_widen`` times over, a count the driver puts in ``ctl[MAX_WIDEN]``);
+  when three quarters or more were, it halves a width it had doubled (a
+  wavefront that grew, as on a grid searched from a corner, where the wider
+  width costs more relaxations than it saves). Every live entry of the
+  window then goes back to ``pend`` and a new window opens at the lowest of
+  their new bin numbers, as when a window ends. One thread never widens.
+  Widths only change the order of the work, not the distances.
 * The threads: the search runs on the calling thread (thread 0) and on
   ``nthreads - 1`` Python threads of a persistent pool, all in one ``nogil``
   kernel, started once per search. Thread 0 does the serial work between
@@ -98,6 +109,10 @@ FUSE_THRESHOLD = 1000
 SERIAL_EDGES = 2048
 #: Bins in the window (a power of two); later bins share one overflow slot per thread.
 BINS = 128
+#: A search on several threads looks back every WIDEN_STEPS steps: when fewer than a
+#: quarter of them were shared, it doubles its width (at most ``max_widen`` times over);
+#: when three quarters or more were, it halves a doubled width.
+WIDEN_STEPS = 16
 NONE = np.int64(2**62)
 _BIN_CAP = 4.0e18
 #: Unreached in the integer path's int32 distances; reached distances stay below it.
@@ -164,12 +179,14 @@ STARTED = 21
 RELAXED = 22
 STEP_CUR = 23
 STEP_END = 24
+WIDEN = 25
 STATE_SIZE = 32
 # The doorbell of the parallel steps (see _make_search), past the state the search resets: the
 # step counter and the quit flag (written by the search's thread and the driver), and on
 # its own cache line the count of other threads done with the step.
 GO = 32
 QUIT = 33
+MAX_WIDEN = 34
 DONE = 40
 CTL_SIZE = 48
 
@@ -368,6 +385,9 @@ def _make_search(parallel):
                     npend += 1
         cur = ctl[CUR]
         end = ctl[END]  # the window: bins [end - K, end)
+        inv = inv_delta * 0.5 ** ctl[WIDEN]  # the width in force (see the widening below)
+        win_steps = 0
+        win_par = 0
         par = False
         nfr = 0
         while True:
@@ -385,6 +405,7 @@ def _make_search(parallel):
                 seen = go
                 cur = ctl[STEP_CUR]
                 end = ctl[STEP_END]
+                inv = inv_delta * 0.5 ** ctl[WIDEN]
                 par = True
             else:
                 if ctl[POOL_FULL] != 0:
@@ -396,7 +417,7 @@ def _make_search(parallel):
                 for i in range(npend):
                     v = pend[i]
                     dirty[v] = 0
-                    b = _bin_of(dist[v], inv_delta, cur)
+                    b = _bin_of(dist[v], inv, cur)
                     sl = b & (K - 1) if b < end else K
                     tc = ts[0, sl, TAIL]
                     if tc == -1 or meta[tc, FILL] == CHUNK:
@@ -434,35 +455,55 @@ def _make_search(parallel):
                         if ts[tt, (cur + k) & (K - 1), COUNT] > 0:
                             nb = cur + k
                             break
-                if nb == end:
-                    # the window is done: take the live entries of the overflow slots (stale
-                    # ones are dropped) and open the next window at the lowest bin among them
+                # most of the last WIDEN_STEPS steps too small to share (a thin wavefront, as
+                # on road networks, where each bin holds a few hundred vertices): twice the
+                # width from here on; most of them shared, after a widening (a wavefront
+                # that grew): half of it again. The window's vertices are filed again
+                widen = False
+                narrow = False
+                if parallel and nthreads > 1 and win_steps >= WIDEN_STEPS:
+                    widen = 4 * win_par < win_steps and ctl[WIDEN] < ctl[MAX_WIDEN] and nb < end
+                    narrow = 4 * win_par >= 3 * win_steps and ctl[WIDEN] > 0 and nb < end
+                    win_steps = 0
+                    win_par = 0
+                if nb == end or widen or narrow:
+                    # the window is done, or the width changed: take the live entries of the
+                    # overflow slots (of every slot when the width changed; stale ones are
+                    # dropped) and open the next window at the lowest bin among them
                     low = NONE
+                    floor_bin = cur
+                    first_slot = K
+                    if widen or narrow:
+                        ctl[WIDEN] += 1 if widen else -1
+                        inv = inv_delta * 0.5 ** ctl[WIDEN]
+                        floor_bin = 0  # bins are numbered anew
+                        first_slot = 0
                     for tt in range(nthreads):
-                        h = ts[tt, K, HEAD]
-                        ts[tt, K, HEAD] = -1
-                        ts[tt, K, TAIL] = -1
-                        ts[tt, K, COUNT] = 0
-                        while h != -1:
-                            c = h
-                            h = meta[c, NEXT]
-                            for j in range(meta[c, FILL]):
-                                v = items[c * CHUNK + j]
-                                dv = item_d[c * CHUNK + j]
-                                # dirty marks the vertices taken (all clear between steps): a
-                                # vertex goes into pend once, so pend (n entries) never
-                                # overflows
-                                if dist[v] == dv and dirty[v] == 0:
-                                    dirty[v] = 1
-                                    pend[npend] = v
-                                    npend += 1
-                                    b = _bin_of(dv, inv_delta, cur)
-                                    if b < low:
-                                        low = b
-                            # to thread 0's free list, from which the filing loop takes its
-                            # chunks
-                            meta[c, NEXT] = ts[0, OWN, FREE]
-                            ts[0, OWN, FREE] = c
+                        for sl in range(first_slot, K + 1):
+                            h = ts[tt, sl, HEAD]
+                            ts[tt, sl, HEAD] = -1
+                            ts[tt, sl, TAIL] = -1
+                            ts[tt, sl, COUNT] = 0
+                            while h != -1:
+                                c = h
+                                h = meta[c, NEXT]
+                                for j in range(meta[c, FILL]):
+                                    v = items[c * CHUNK + j]
+                                    dv = item_d[c * CHUNK + j]
+                                    # dirty marks the vertices taken (all clear between
+                                    # steps): a vertex goes into pend once, so pend (n
+                                    # entries) never overflows
+                                    if dist[v] == dv and dirty[v] == 0:
+                                        dirty[v] = 1
+                                        pend[npend] = v
+                                        npend += 1
+                                        b = _bin_of(dv, inv, floor_bin)
+                                        if b < low:
+                                            low = b
+                                # to thread 0's free list, from which the filing loop takes
+                                # its chunks
+                                meta[c, NEXT] = ts[0, OWN, FREE]
+                                ts[0, OWN, FREE] = c
                     if npend == 0:
                         break
                     ctl[WINDOWS] += 1
@@ -491,6 +532,8 @@ def _make_search(parallel):
                 # runs on this one alone, with plain stores
                 par = parallel and nthreads > 1 and (np.float64(total) * nnz
                                                      >= np.float64(SERIAL_EDGES) * n)
+                win_steps += 1
+                win_par += par
                 if parallel and par:
                     ctl[STEP_CUR] = cur
                     ctl[STEP_END] = end
@@ -498,7 +541,7 @@ def _make_search(parallel):
                     atomic_store(ctl, GO, seen + 1)
                     seen += 1
             ts[t, OWN, WORK] += _thread_work(t, fr, fc, indptr, indices, weights, dist, limit,
-                                             capped, inv_delta, cur, end, ts, items, item_d,
+                                             capped, inv, cur, end, ts, items, item_d,
                                              meta, ctl, dirty, par)
             if parallel and t > 0:
                 fetch_add(ctl, DONE, 1)
@@ -651,21 +694,24 @@ def _run_search(indptr, indices, weights, source, inv_delta, limit, capped, dist
 
 
 def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthreads, dist,
-                   buffers=None):
+                   buffers=None, max_widen=0):
     """Fill ``dist`` (preset to inf, or ``INT_UNREACHED`` for int32) with shortest
     distances from ``source``.
 
     ``capped``: ``limit`` is the integer path's bound rather than the caller's
     (see the module docstring). ``buffers``: a :class:`SearchBuffers` whose
-    arrays the search reuses (fresh ones when None). Returns ``(edges relaxed,
-    steps, parallel regions, pool growths, capped limit passed, windows)``:
+    arrays the search reuses (fresh ones when None). ``max_widen``: how many
+    times a search on several threads may double ``delta`` when its steps are
+    too small to share (see the module docstring; 0 keeps ``delta``). Returns
+    ``(edges relaxed, steps, parallel regions, pool growths, capped limit
+    passed, windows, doublings of delta in force at the end)``:
     steps expected to relax fewer than ``SERIAL_EDGES`` edges run on the
     calling thread alone, since waking the others would cost more; a pool
     growth is a step after which the chunk pool was doubled and the vertices it
     could not take were re-filed; the fifth is 1 when a distance passed a
     capped ``limit`` (``dist`` is then incomplete); a window opens whenever the
-    ``BINS`` bins in view are done and the overflow slots hold more (the first
-    one, at bin 0, counts too).
+    ``BINS`` bins in view are done and the overflow slots hold more, or the
+    width changes (the first one, at bin 0, counts too).
 
     The compiled search (:func:`_search`) allocates nothing; this driver gives
     it its arrays and grows the chunk pool between its calls when it fills.
@@ -686,6 +732,7 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
     try:
         a = b.fit(n, nthreads, dist.dtype)
         a["ctl"][STARTED] = 0
+        a["ctl"][MAX_WIDEN] = max_widen
         growths = 0
         while _run_search(indptr, indices, weights, source, 1.0 / delta, limit, capped, dist,
                           a, nthreads):
@@ -694,7 +741,7 @@ def delta_stepping(indptr, indices, weights, source, delta, limit, capped, nthre
             b.grow(pending // CHUNK + nthreads * (BINS + 1) + 64)
             a["ctl"][POOL_FULL] = 0
         c = a["ctl"].tolist()
-        return c[RELAXED], c[STEPS], c[REGIONS], growths, c[PAST_CAP], c[WINDOWS]
+        return c[RELAXED], c[STEPS], c[REGIONS], growths, c[PAST_CAP], c[WINDOWS], c[WIDEN]
     finally:
         if mine:
             buffers.lock.release()

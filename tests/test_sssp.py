@@ -213,13 +213,15 @@ def test_chunk_pool_growth_and_parallel_steps(threads, integer):
     for row, s in zip(d, (0, 5), strict=True):
         if integer:
             idist = np.full(g.n, ksssp.INT_UNREACHED)
-            _, _, par, grown, over, _ = ksssp.delta_stepping(
-                g.indptr, packed, packed, s, 100.0, np.int64(2**31 - 2), True, threads, idist)
+            _, _, par, grown, over, _, _ = ksssp.delta_stepping(
+                g.indptr, packed, packed, s, 100.0, np.int64(2**31 - 2), True, threads, idist,
+                max_widen=3)  # widening too, across the pool's growths
             row[:] = np.where(idist == ksssp.INT_UNREACHED, np.inf, idist)
         else:
             row.fill(np.inf)
-            _, _, par, grown, over, _ = ksssp.delta_stepping(
-                g.indptr, g.indices, g.weights, s, 100.0, np.inf, False, threads, row)
+            _, _, par, grown, over, _, _ = ksssp.delta_stepping(
+                g.indptr, g.indices, g.weights, s, 100.0, np.inf, False, threads, row,
+                max_widen=3)
         assert over == 0
         growths += grown
         parallel += par
@@ -229,6 +231,84 @@ def test_chunk_pool_growth_and_parallel_steps(threads, integer):
         assert parallel > 0
     assert verify_sssp(g, [0, 5], d, against_dijkstra=True)
     assert np.array_equal(sssp(g, [0, 5], delta=100.0, threads=threads), ref)
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_thin_wavefront_widens_on_several_threads_only_and_stays_exact(integer):
+    # a long, narrow grid: each bin holds a few vertices, too few to share, so a search on
+    # two threads doubles its width (up to max_widen times); one thread never does
+    g = graphpar.generate.grid_road(400, 3, seed=4)
+    ref = dijkstra(g.to_scipy(), indices=0)
+    delta = float(np.quantile(g.weights, 0.5))
+    seen = {}
+    for threads, max_widen in ((2, 3), (2, 1), (2, 0), (1, 3)):
+        if integer:
+            packed = np.empty(g.nnz, dtype=np.int64)
+            assert ksssp.pack_integer_adjacency(g.indices, g.weights, packed)
+            idist = np.full(g.n, ksssp.INT_UNREACHED)
+            r = ksssp.delta_stepping(g.indptr, packed, packed, 0, delta, np.int64(2**31 - 2),
+                                     True, threads, idist, max_widen=max_widen)
+            d = np.where(idist == ksssp.INT_UNREACHED, np.inf, idist)
+        else:
+            d = np.full(g.n, np.inf)
+            r = ksssp.delta_stepping(g.indptr, g.indices, g.weights, 0, delta, np.inf, False,
+                                     threads, d, max_widen=max_widen)
+        np.testing.assert_array_equal(d, ref)
+        seen[threads, max_widen] = r
+    assert seen[2, 3][6] == 3 and seen[2, 1][6] == 1
+    assert seen[2, 0][6] == 0 and seen[1, 3][6] == 0
+    assert seen[2, 3][1] < seen[2, 0][1]  # fewer, wider steps
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_widening_and_narrowing_keep_distances_exact(integer):
+    # from a corner of a grid the wavefront starts thin (the width doubles) and grows (it
+    # halves again); every width change files the window's vertices anew
+    g = graphpar.generate.grid_road(150, seed=6)
+    if not integer:
+        g = Graph(g.indptr, g.indices, g.weights / 7.0)
+    packed = np.empty(g.nnz, dtype=np.int64)
+    if integer:
+        assert ksssp.pack_integer_adjacency(g.indices, g.weights, packed)
+    sources = [0, 75 * 150 + 75, g.n - 1]
+    ref = dijkstra(g.to_scipy(), indices=sources)
+    buffers = ksssp.SearchBuffers()
+    for row, s in zip(ref, sources, strict=True):
+        for delta in (float(np.median(g.weights)), float(g.weights.min()) + 1e-3):
+            if integer:
+                idist = np.full(g.n, ksssp.INT_UNREACHED)
+                ksssp.delta_stepping(g.indptr, packed, packed, s, delta, np.int64(2**31 - 2),
+                                     True, 2, idist, buffers, max_widen=3)
+                d = np.where(idist == ksssp.INT_UNREACHED, np.inf, idist)
+            else:
+                d = np.full(g.n, np.inf)
+                ksssp.delta_stepping(g.indptr, g.indices, g.weights, s, delta, np.inf, False,
+                                     2, d, buffers, max_widen=3)
+            np.testing.assert_array_equal(d, row)
+
+
+def test_default_width_widens_and_an_explicit_one_does_not(monkeypatch):
+    # graphpar.sssp lets only its own default width grow, on a graph searched on threads
+    import graphpar._csgraph as csg
+
+    monkeypatch.setattr(csg, "PARALLEL_EDGES", 1)
+    g = graphpar.generate.grid_road(400, 3, seed=4)
+    calls = []
+    real = ksssp.delta_stepping
+
+    def spy(*args, **kwargs):
+        r = real(*args, **kwargs)
+        calls.append(r[6])
+        return r
+
+    monkeypatch.setattr(ksssp, "delta_stepping", spy)
+    ref = dijkstra(g.to_scipy(), indices=[0, 7])
+    np.testing.assert_array_equal(sssp(g, [0, 7], threads=2), ref)
+    assert calls and all(c > 0 for c in calls)
+    calls.clear()
+    np.testing.assert_array_equal(sssp(g, [0, 7], threads=2, delta=graphpar.default_delta(g)),
+                                  ref)
+    assert calls == [0, 0]
 
 
 def _kernel(g, source, delta, threads, integer):
