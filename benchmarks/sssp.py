@@ -18,8 +18,10 @@ search the same graphs from the same source: a Kronecker graph of
 ``--gap-scale`` written by GAP's own ``converter`` with its integer weights
 1..255 (graphpar reads the ``.wel`` text, GAP the serialized ``.wsg`` that its
 converter makes from that file, which it loads in a fraction of the time), a
-``--rows`` square grid with weights 1..255 written as DIMACS ``.gr`` (a large
-road-like graph: no large real road network is stored here), and the DIMACS
+``--rows`` square grid with weights 1..255 written as DIMACS ``.gr``, a
+Delaunay road-like graph of ``--road-points`` random points (:func:`delaunay_road`:
+mean degree 3 and a thin search wavefront, as on real road networks; no large
+real road network is stored here) written as DIMACS ``.gr``, and the DIMACS
 Rome road graph from ``GRAPHPAR_DATA``. GAP runs at its best delta (swept
 first, median trial time); graphpar at its default delta. Each round runs GAP's
 process (its median trial) and then graphpar's calls (their median, after one untimed
@@ -55,7 +57,8 @@ contains TEXT.
 Usage::
 
     python benchmarks/sssp.py [--repeat 5] [--scale 20] [--rows 1000] [--skip-startup]
-                              [--gap-scale 18] [--gap-rounds 5] [--skip-gap] [--only-gap]
+                              [--gap-scale 18] [--gap-rounds 5] [--road-points 400000]
+                              [--skip-gap] [--only-gap]
                               [--sweep [--sweep-only TEXT]]
 
 graphpar's times are those of the public ``graphpar.sssp`` call, input
@@ -307,7 +310,7 @@ def sweep(scale, rows, repeat, threads_list, only=None):
 
 
 GAP_ENV = "GAPBS_DIR"
-GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
 
 def kernel_call(g, source, delta, threads, widen=True):
@@ -485,7 +488,39 @@ def bench_gap(name, path, source, threads_list, rounds, trials=5, gap_path=None)
     return rows
 
 
-def gap_section(scale, rounds, threads_list, rows=1000):
+def delaunay_road(points, seed=1):
+    """A road-like graph: the Delaunay triangulation of ``points`` uniform random points in
+    a square, kept as its minimum spanning tree plus a random quarter of its other edges.
+
+    Like a real road network it is planar, with mean degree about 3 and a search wavefront
+    a few hundred vertices thick. Weights are the edge lengths (the square's side is 10^6)
+    times U[1, 1.6], rounded to integers of at least 1 (travel times on roads of unequal
+    speed). Returns an undirected :class:`graphpar.Graph`.
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import minimum_spanning_tree
+    from scipy.spatial import Delaunay
+
+    import graphpar
+
+    rng = np.random.default_rng(seed)
+    xy = rng.random((points, 2)) * 1e6
+    tri = Delaunay(xy).simplices
+    pairs = np.unique(np.sort(np.vstack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]),
+                              axis=1), axis=0)
+    length = np.linalg.norm(xy[pairs[:, 0]] - xy[pairs[:, 1]], axis=1)
+    w = np.maximum(1.0, np.rint(length * rng.uniform(1.0, 1.6, length.size)))
+    full = sp.csr_array((w, (pairs[:, 0], pairs[:, 1])), shape=(points, points))
+    tree = minimum_spanning_tree(full).tocsr()
+    in_tree = np.asarray(tree[pairs[:, 0], pairs[:, 1]]).ravel() != 0
+    keep = in_tree | (rng.random(pairs.shape[0]) < 0.25)
+    u, v, w = pairs[keep, 0], pairs[keep, 1], w[keep]
+    A = sp.csr_array((np.concatenate([w, w]), (np.concatenate([u, v]), np.concatenate([v, u]))),
+                     shape=(points, points))
+    return graphpar.validate_graph(A)
+
+
+def gap_section(scale, rounds, threads_list, rows=1000, road_points=400_000):
     gap_dir = os.environ.get(GAP_ENV)
     if not gap_dir or not (Path(gap_dir) / "sssp").exists():
         print(f"\nGAP column skipped: set {GAP_ENV} to a gapbs folder built with "
@@ -513,6 +548,13 @@ def gap_section(scale, rounds, threads_list, rows=1000):
         graphpar.io.write_graph(generate.grid_road(rows, seed=0), grid)
         bench_gap(f"grid {rows} x {rows} as DIMACS .gr (weights 1..255)", grid, 0,
                   threads_list, rounds)
+        grid.unlink()
+        road = Path(tmp) / f"delaunay{road_points}.gr"
+        graphpar.io.write_graph(delaunay_road(road_points), road)
+        subprocess.run([converter, "-f", str(road), "-w", "-b", str(road.with_suffix(".wsg"))],
+                       capture_output=True, text=True, timeout=1800, check=True)
+        bench_gap(f"Delaunay road-like, {road_points} points, as DIMACS .gr", road, 0,
+                  threads_list, rounds, gap_path=road.with_suffix(".wsg"))
     data = os.environ.get("GRAPHPAR_DATA")
     rome = Path(data) / "dimacs" / "rome99.gr" if data else None
     if rome is not None and rome.exists():
@@ -531,6 +573,8 @@ def main(argv=None):
     p.add_argument("--gap-rounds", type=int, default=5)
     p.add_argument("--skip-gap", action="store_true")
     p.add_argument("--only-gap", action="store_true")
+    p.add_argument("--road-points", type=int, default=400_000,
+                   help="points of the Delaunay road-like graph in the GAP column")
     p.add_argument("--sweep", action="store_true",
                    help="time a grid of deltas around the default on every graph instead")
     p.add_argument("--sweep-only", metavar="TEXT",
@@ -547,7 +591,8 @@ def main(argv=None):
         sweep(args.scale, args.rows, args.repeat, threads_list, args.sweep_only)
         return
     if args.only_gap:
-        gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows)
+        gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows,
+                    args.road_points)
         return
     t0 = time.perf_counter()
     kron = generate.kronecker(args.scale, seed=0)
@@ -557,7 +602,8 @@ def main(argv=None):
     grid = generate.grid_road(args.rows, seed=0)
     bench_graph(f"grid road {args.rows} x {args.rows}", grid, args.repeat, threads_list)
     if not args.skip_gap:
-        gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows)
+        gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows,
+                    args.road_points)
     if not args.skip_startup:
         print("\nstart-up (fresh process, tiny graph):")
         startup()
