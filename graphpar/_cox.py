@@ -33,6 +33,7 @@ from graphpar._cox_baseline import (
     columns_by_name,
     counting_baseline,
     group_sums,
+    rows_dot,
     strata_shift,
 )
 from graphpar._cox_problem import TIMEFIX_TOL, CoxProblem, tie_code
@@ -669,7 +670,7 @@ class CoxPH(ResidualsMixin):
             raise ValueError(
                 f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}"
             )
-        eta = X @ self.coef_
+        eta = rows_dot(X, self.coef_)
         if offset is not None:
             eta = eta + check_cox_vector(offset, "offset", X.shape[0])
         return np.exp(eta)

@@ -54,6 +54,23 @@ class Curve(NamedTuple):
     value: np.ndarray
 
 
+def rows_dot(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """Return ``X @ coef`` computed on C-ordered rows, so that a row's value never depends
+    on how ``X`` is laid out.
+
+    BLAS takes another kernel for a Fortran-ordered ``X`` (a DataFrame's
+    ``to_numpy()`` is one), whose sums can differ in the last bit: seen with
+    NumPy 2.4's OpenBLAS on an AMD EPYC host. A non-C-ordered ``X`` is copied.
+
+    Examples
+    --------
+    >>> X = np.asfortranarray([[1.0, 2.0], [3.0, 4.0]])
+    >>> rows_dot(X, np.array([0.5, 0.25]))
+    array([1. , 2.5])
+    """
+    return np.ascontiguousarray(X) @ coef
+
+
 def centred_eta(X: np.ndarray, coef: np.ndarray, means: np.ndarray,
                 offset: np.ndarray | None = None) -> np.ndarray:
     """Return ``(X - means) @ coef + offset``.
@@ -67,7 +84,7 @@ def centred_eta(X: np.ndarray, coef: np.ndarray, means: np.ndarray,
     >>> centred_eta(np.array([[1.0], [3.0]]), np.array([0.5]), np.array([2.0]))
     array([-0.5,  0.5])
     """
-    eta = X @ coef
+    eta = rows_dot(X, coef)
     eta -= float(means @ coef)
     if offset is not None:
         eta += offset
