@@ -487,7 +487,8 @@ def refuse_frame_lookalike(obj, name: str = "X") -> None:
 
 
 def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
-                     fitting: bool = False) -> tuple[np.ndarray, list[str] | None]:
+                     fitting: bool = False, column_sums: list | None = None,
+                     ) -> tuple[np.ndarray, list[str] | None]:
     """Return ``X`` as a finite 2-D float64 array (no copy when it is one) and its column names.
 
     Accepts array_like and pandas DataFrames (:func:`is_frame`: names from
@@ -499,7 +500,9 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
     ``X.toarray()``; and for a 1-D ``X``, suggesting ``X.reshape(-1, 1)`` (one
     covariate) and, unless ``fitting``, ``X.reshape(1, -1)`` (one row).
     ``fitting``: ``X`` is a fit's data, which cannot be one row and whose
-    column names must differ (they name the coefficients).
+    column names must differ (they name the coefficients). ``column_sums``: a
+    list to which the column sums of ``X`` that the finite check computes are
+    appended (float64, p; nothing when ``X`` is empty), for the fit's centring.
 
     Examples
     --------
@@ -536,7 +539,10 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
         if fitting:  # the names of new rows are not kept
             _check_distinct(names, source, name)
     if arr.size:
-        bad = int(first_nonfinite_row(arr))
+        sums = np.empty(arr.shape[1])
+        bad = int(first_nonfinite_row(arr, sums))
+        if column_sums is not None:
+            column_sums.append(sums)
         if bad >= 0:
             j = int(np.flatnonzero(~np.isfinite(arr[bad]))[0])
             raise ValueError(f"{name} contains {arr[bad, j]} {_cox_at(bad, row0, j, names)}")
@@ -701,18 +707,20 @@ class CoxArrays:
     ``X`` float64 (n, p); ``time`` float64 (n,); ``event`` uint8 0/1 (n,);
     ``strata`` int64 codes (n,) indexing ``strata_labels`` (the sorted
     distinct labels), or both None; ``weights`` and ``offset`` float64 (n,)
-    or None; ``feature_names`` p strings.
+    or None; ``feature_names`` p strings; ``column_sums`` float64 (p,), the
+    column sums of ``X`` computed by its finite check, or None.
     """
 
     __slots__ = ("X", "time", "event", "strata", "strata_labels", "weights", "offset",
-                 "feature_names")
+                 "feature_names", "column_sums")
 
     def __init__(self, X, time, event, strata, strata_labels, weights, offset,
-                 feature_names) -> None:
+                 feature_names, column_sums=None) -> None:
         self.X, self.time, self.event = X, time, event
         self.strata, self.strata_labels = strata, strata_labels
         self.weights, self.offset = weights, offset
         self.feature_names = feature_names
+        self.column_sums = column_sums
 
 
 def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
@@ -758,7 +766,9 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     ...
     ValueError: time must be nonnegative, got -1.0 at row 101
     """
-    X, names = check_cox_matrix(X, "X", feature_names, row0=row0, fitting=True)
+    sums = []
+    X, names = check_cox_matrix(X, "X", feature_names, row0=row0, fitting=True,
+                                column_sums=sums)
     n, p = X.shape
     if whole and n == 0:
         raise ValueError("X has no rows")
@@ -770,7 +780,7 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     labels, codes = check_cox_strata(strata, n, row0=row0)
     if names is None:
         names = [f"x{j}" for j in range(p)]
-    return CoxArrays(X, time, ev, codes, labels, w, off, names)
+    return CoxArrays(X, time, ev, codes, labels, w, off, names, sums[0] if sums else None)
 
 
 def check_csr_arrays(indptr, indices, data, shape, name: str) -> None:
