@@ -319,6 +319,11 @@ def has_tied_events(time: np.ndarray, strata: np.ndarray | None, event: np.ndarr
     they are consecutive among the events and have the same time and stratum. A
     row of weight 0 counts as absent, as in the kernels.
 
+    The rows are read in blocks growing from 4096 rows to ``BLOCK`` and the
+    answer comes at the first tie: data with tied events, the usual case for an
+    Efron fit, are decided in the first blocks rather than in passes over all N
+    rows (at 10^7 rows those passes took 0.1 to 0.3 s).
+
     Examples
     --------
     >>> t = np.array([3.0, 2.0, 2.0, 1.0])
@@ -327,16 +332,29 @@ def has_tied_events(time: np.ndarray, strata: np.ndarray | None, event: np.ndarr
     >>> has_tied_events(t, None, np.array([1, 1, 0, 1], np.uint8), np.empty(0))
     False
     """
-    scored = event != 0
-    if w.size:
-        scored &= w > 0.0
-    rows = np.flatnonzero(scored)
-    te = time[rows]
-    same = te[1:] == te[:-1]
-    if strata is not None:
-        se = strata[rows]
-        same &= se[1:] == se[:-1]
-    return bool(same.any())
+    n = time.size
+    last = None  # (time, stratum) of the last event of positive weight in earlier blocks
+    lo, size = 0, 4096
+    while lo < n:
+        hi = min(lo + size, n)
+        scored = event[lo:hi] != 0
+        if w.size:
+            scored &= w[lo:hi] > 0.0
+        rows = np.flatnonzero(scored) + lo
+        lo, size = hi, min(2 * size, BLOCK)
+        if rows.size == 0:
+            continue
+        te = time[rows]
+        se = strata[rows] if strata is not None else None
+        if last is not None and te[0] == last[0] and (se is None or se[0] == last[1]):
+            return True
+        same = te[1:] == te[:-1]
+        if se is not None:
+            same &= se[1:] == se[:-1]
+        if same.any():
+            return True
+        last = (te[-1], se[-1] if se is not None else None)
+    return False
 
 
 def _min_length(time: np.ndarray, rows: np.ndarray, n: int) -> float:

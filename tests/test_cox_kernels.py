@@ -550,6 +550,29 @@ def test_tied_events_are_found_as_the_kernels_see_them():
     assert not has_tied_events(t[:0], None, ev[:0], none)
 
 
+@pytest.mark.parametrize("gap", [0, 1, 5000])
+@pytest.mark.parametrize("at", [100, 4095, 4096, 12287, 12288, 40000])
+def test_tied_events_across_the_checks_blocks(at, gap):
+    # has_tied_events reads the rows in blocks of 4096, 8192, ... rows: a tie whose two
+    # events lie in different blocks (with ``gap`` censored rows between them, which share
+    # their time) is found, and an untied neighbour is not taken for one
+    from graphpar._cox_problem import has_tied_events
+
+    n = 60000
+    t = np.arange(n, 0, -1, dtype=np.float64)  # distinct times, descending
+    ev = np.ones(n, np.uint8)
+    none = np.empty(0)
+    assert not has_tied_events(t, None, ev, none)
+    b = min(at + gap + 1, n - 1)
+    t[at:b + 1] = t[at]
+    ev[at + 1:b] = 0
+    assert has_tied_events(t, None, ev, none)
+    assert not has_tied_events(t, np.repeat([0, 1], [b, n - b]), ev, none)  # b opens stratum 1
+    w = np.ones(n)
+    w[b] = 0.0
+    assert not has_tied_events(t, None, ev, w)  # the later event weighs nothing
+
+
 @pytest.mark.parametrize("tied", [False, True])
 def test_problem_runs_breslow_only_when_efron_changes_nothing(tied):
     from graphpar._cox_problem import CoxProblem
