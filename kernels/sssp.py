@@ -106,7 +106,7 @@ PRED_NONE = -9999
 CHUNK = 64
 AHEAD = 8
 FUSE_THRESHOLD = 1000
-SERIAL_EDGES = 2048
+SERIAL_EDGES = 512
 #: Bins in the window (a power of two); later bins share one overflow slot per thread.
 BINS = 128
 #: A search on several threads looks back every WIDEN_STEPS steps: when fewer than a
