@@ -236,7 +236,7 @@ class CoxProblem:
             order_src = order
         self.order = order  # into the rows plus the removal rows (order_src: their sources)
         self.order_src = order_src
-        self.center = K.column_means(X, getattr(arrays, "column_sums", None))
+        self.center = K.column_means(X, arrays.column_sums)
         nn = order.size
         # the kernels read the covariates transposed (p, nn); X is the same memory as (nn, p)
         self.XT = np.empty((p, nn), dtype=np.float64)
