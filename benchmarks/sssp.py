@@ -19,14 +19,14 @@ search the same graphs from the same source: a Kronecker graph of
 1..255 (graphpar reads the ``.wel`` text, GAP the serialized ``.wsg`` that its
 converter makes from that file, which it loads in a fraction of the time), a
 ``--rows`` square grid with weights 1..255 written as DIMACS ``.gr``, a
-Delaunay road-like graph of ``--road-points`` random points (:func:`delaunay_road`:
-mean degree 3 and a thin search wavefront, as on real road networks; no large
-real road network is stored here) written as DIMACS ``.gr``, and the DIMACS
-Rome road graph from ``GRAPHPAR_DATA``. GAP runs at its best delta (swept
-first, median trial time); graphpar at its default delta. Each round runs GAP's
-process (its median trial) and then graphpar's calls (their median, after one untimed
-call: GAP's trials follow its loading of the graph, which leaves it in cache, while
-GAP's run has just evicted graphpar's data; on a graph searched in under 10 ms, such as
+Delaunay road-like graph of ``--road-points`` random points
+(:func:`graphpar.generate.delaunay_road`: mean degree 3 and a thin search
+wavefront, as on real road networks; no large real road network is stored here)
+written as DIMACS ``.gr``, and the DIMACS Rome road graph from ``GRAPHPAR_DATA``. GAP
+runs at its best delta (swept first, median trial time); graphpar at its default delta.
+Each round runs GAP's process (its median trial) and then graphpar's calls (their median,
+after one untimed call: GAP's trials follow its loading of the graph, which leaves it in
+cache, while GAP's run has just evicted graphpar's data; on a graph searched in under 10 ms, such as
 Rome, both tools run 50 trials a round instead of 5); the ratio
 printed is the median over rounds of graphpar / GAP (below 1: graphpar is
 faster). Beside it, the CPU seconds per search of both (GAP's process CPU less
@@ -488,38 +488,6 @@ def bench_gap(name, path, source, threads_list, rounds, trials=5, gap_path=None)
     return rows
 
 
-def delaunay_road(points, seed=1):
-    """A road-like graph: the Delaunay triangulation of ``points`` uniform random points in
-    a square, kept as its minimum spanning tree plus a random quarter of its other edges.
-
-    Like a real road network it is planar, with mean degree about 3 and a search wavefront
-    a few hundred vertices thick. Weights are the edge lengths (the square's side is 10^6)
-    times U[1, 1.6], rounded to integers of at least 1 (travel times on roads of unequal
-    speed). Returns an undirected :class:`graphpar.Graph`.
-    """
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import minimum_spanning_tree
-    from scipy.spatial import Delaunay
-
-    import graphpar
-
-    rng = np.random.default_rng(seed)
-    xy = rng.random((points, 2)) * 1e6
-    tri = Delaunay(xy).simplices
-    pairs = np.unique(np.sort(np.vstack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]),
-                              axis=1), axis=0)
-    length = np.linalg.norm(xy[pairs[:, 0]] - xy[pairs[:, 1]], axis=1)
-    w = np.maximum(1.0, np.rint(length * rng.uniform(1.0, 1.6, length.size)))
-    full = sp.csr_array((w, (pairs[:, 0], pairs[:, 1])), shape=(points, points))
-    tree = minimum_spanning_tree(full).tocsr()
-    in_tree = np.asarray(tree[pairs[:, 0], pairs[:, 1]]).ravel() != 0
-    keep = in_tree | (rng.random(pairs.shape[0]) < 0.25)
-    u, v, w = pairs[keep, 0], pairs[keep, 1], w[keep]
-    A = sp.csr_array((np.concatenate([w, w]), (np.concatenate([u, v]), np.concatenate([v, u]))),
-                     shape=(points, points))
-    return graphpar.validate_graph(A)
-
-
 def gap_section(scale, rounds, threads_list, rows=1000, road_points=400_000):
     gap_dir = os.environ.get(GAP_ENV)
     if not gap_dir or not (Path(gap_dir) / "sssp").exists():
@@ -550,7 +518,7 @@ def gap_section(scale, rounds, threads_list, rows=1000, road_points=400_000):
                   threads_list, rounds)
         grid.unlink()
         road = Path(tmp) / f"delaunay{road_points}.gr"
-        graphpar.io.write_graph(delaunay_road(road_points), road)
+        graphpar.io.write_graph(generate.delaunay_road(road_points, seed=1), road)
         subprocess.run([converter, "-f", str(road), "-w", "-b", str(road.with_suffix(".wsg"))],
                        capture_output=True, text=True, timeout=1800, check=True)
         bench_gap(f"Delaunay road-like, {road_points} points, as DIMACS .gr", road, 0,

@@ -31,6 +31,7 @@ BUILDERS = {
     "uniform": lambda seed: generate.uniform(3000, 20000, seed=seed),
     "grid": lambda seed: generate.grid_road(40, 55, seed=seed),
     "sbm": lambda seed: generate.sbm([120, 80, 100], 0.1, 0.01, seed=seed)[0],
+    "delaunay": lambda seed: generate.delaunay_road(2000, seed=seed),
 }
 
 
@@ -224,6 +225,83 @@ def test_grid_road_square_default_and_weight_spread():
     assert np.unique(g.weights).size > 200
 
 
+# ---------------------------------------------------------------- Delaunay road-like
+
+
+def _naive_delaunay_edges(xy):
+    """The Delaunay edges of points in general position, by brute force: ``uv`` is one
+    when some circle through ``u``, ``v`` and a third point has no point inside."""
+    n = len(xy)
+    edges = set()
+    for u in range(n):
+        for v in range(u + 1, n):
+            for w in range(n):
+                if w in (u, v):
+                    continue
+                a, b, c = xy[u], xy[v], xy[w]
+                d = 2 * (a[0] * (b[1] - c[1]) + b[0] * (c[1] - a[1]) + c[0] * (a[1] - b[1]))
+                if d == 0:
+                    continue
+                sa, sb, sc = a @ a, b @ b, c @ c
+                cx = sa * (b[1] - c[1]) + sb * (c[1] - a[1]) + sc * (a[1] - b[1])
+                cy = sa * (c[0] - b[0]) + sb * (a[0] - c[0]) + sc * (b[0] - a[0])
+                centre = np.array([cx, cy]) / d
+                r2 = (a - centre) @ (a - centre)
+                inside = ((xy - centre) ** 2).sum(axis=1) < r2 * (1 - 1e-9)
+                if not inside.any():
+                    edges.add((u, v))
+                    break
+    return edges
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_delaunay_road_keeps_triangulation_edges_and_a_spanning_tree(seed):
+    from scipy.sparse.csgraph import connected_components
+
+    n, side = 60, 1000.0
+    xy = np.random.default_rng(seed).random((n, 2)) * side  # the points, as documented
+    delaunay = _naive_delaunay_edges(xy)
+    every = generate.delaunay_road(n, seed=seed, extra=1.0, side=side, weights="real")
+    edges = graph_edge_dict(every)
+    assert not every.directed and every.n == n
+    assert {(u, v) for u, v in edges if u < v} == delaunay
+    length = {e: float(np.linalg.norm(xy[e[0]] - xy[e[1]])) for e in delaunay}
+    for (u, v), w in edges.items():
+        assert edges[(v, u)] == w
+        assert 1.0 <= w / length[(min(u, v), max(u, v))] <= 1.6
+    # extra = 0: the triangulation's minimum spanning tree alone
+    tree = generate.delaunay_road(n, seed=seed, extra=0.0, side=side, weights="real")
+    assert tree.nnz == 2 * (n - 1) and connected_components(tree.to_scipy())[0] == 1
+    assert set(graph_edge_dict(tree)) <= set(edges)
+    # rounded weights: integers of at least 1, each its real weight rounded
+    rounded = generate.delaunay_road(n, seed=seed, extra=1.0, side=side)
+    np.testing.assert_array_equal(rounded.weights, np.maximum(1.0, np.rint(every.weights)))
+    assert np.all(generate.delaunay_road(n, seed=seed, weights=None).weights == 1.0)
+
+
+def test_delaunay_road_is_connected_with_mean_degree_about_three():
+    from scipy.sparse.csgraph import connected_components
+
+    g = generate.delaunay_road(20000, seed=3)
+    assert connected_components(g.to_scipy())[0] == 1
+    assert 2.8 < g.nnz / g.n < 3.2  # 2 (the tree) + 4 * 0.25 (a quarter of the rest)
+    assert g.nnz // 2 <= 3 * g.n - 6  # planar
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(points=2), ValueError, r"points must be >= 3, got 2"),
+    (dict(points=10, extra=1.5), ValueError, r"extra must be a probability in \[0, 1\], got 1.5"),
+    (dict(points=10, weights="float"), ValueError,
+     r"weights must be 'int', 'real' or None, got 'float'"),
+    (dict(points=10, side=0.0), ValueError, r"side must be a positive finite number, got 0.0"),
+    (dict(points=10, side=np.inf), ValueError, r"side must be a positive finite number, got inf"),
+    (dict(points=10, seed=-1), ValueError, r"seed"),
+])
+def test_delaunay_road_refuses_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        generate.delaunay_road(**kwargs)
+
+
 # ---------------------------------------------------------------- SBM
 
 
@@ -332,6 +410,7 @@ def test_graph_from_edges_matches_the_container(n, edges, directed, threads):
         (lambda: generate.grid_road(10**9), r"grid_road\(rows=1000000000, cols=1000000000\)"),
         (lambda: generate.grid_road(2, 10**13), r"grid_road\(rows=2, cols=10000000000000\)"),
         (lambda: generate.sbm([10**8], 0.5, 0.0), r"sbm\(block_sizes with 100000000 vertices"),
+        (lambda: generate.delaunay_road(10**12), r"delaunay_road\(points=1000000000000\)"),
         (lambda: generate.edge_range("uniform", 0, 10**13, n=5),
          r"edge_range\('uniform', 0, 10000000000000\) \(10000000000000 edges\)"),
     ],

@@ -289,28 +289,16 @@ def test_widening_and_narrowing_keep_distances_exact(integer):
 
 @pytest.mark.parametrize("integer", [False, True])
 def test_road_like_triangulation_widens_and_stays_exact(integer):
-    # a planar road-like graph (a Delaunay triangulation's spanning tree plus a third of its
-    # other edges: mean degree about 3), whose thin wavefront makes a two-thread search
-    # widen; searched from inner vertices, where the wavefront is a growing ring
-    from scipy.sparse.csgraph import minimum_spanning_tree
-    from scipy.spatial import Delaunay
-
-    rng = np.random.default_rng(35)
-    n = 6000
-    xy = rng.random((n, 2)) * 1e5
-    tri = Delaunay(xy).simplices
-    pairs = np.unique(np.sort(np.vstack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [0, 2]]]),
-                              axis=1), axis=0)
-    w = np.linalg.norm(xy[pairs[:, 0]] - xy[pairs[:, 1]], axis=1) * rng.uniform(1, 1.6, len(pairs))
-    w = np.maximum(1.0, np.rint(w)) if integer else w
-    full = sp.csr_array((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    in_tree = np.asarray(minimum_spanning_tree(full).tocsr()[pairs[:, 0], pairs[:, 1]]).ravel() != 0
-    keep = in_tree | (rng.random(len(pairs)) < 0.33)
-    u, v, w = pairs[keep, 0], pairs[keep, 1], w[keep]
-    A = sp.csr_array((np.concatenate([w, w]), (np.concatenate([u, v]), np.concatenate([v, u]))),
-                     shape=(n, n))
-    g = graphpar.validate_graph(A)
-    sources = [0, int(np.argmin(np.linalg.norm(xy - 5e4, axis=1)))]
+    # a planar road-like graph (mean degree about 3), whose thin wavefront makes a
+    # two-thread search widen; searched from a vertex, from one far from it (on the rim)
+    # and from one halfway between them, where the wavefront is a growing ring
+    g = graphpar.generate.delaunay_road(6000, seed=35, weights="int" if integer else "real")
+    n = g.n
+    A = g.to_scipy()
+    far = int(np.argmax(dijkstra(A, indices=0)))
+    from_far = dijkstra(A, indices=far)
+    mid = int(np.argmin(np.abs(from_far - from_far.max() / 2)))
+    sources = [0, far, mid]
     ref = dijkstra(A, indices=sources)
     packed = np.empty(g.nnz, dtype=np.int64)
     assert ksssp.pack_integer_adjacency(g.indices, g.weights, packed) == integer
