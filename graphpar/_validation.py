@@ -487,8 +487,7 @@ def refuse_frame_lookalike(obj, name: str = "X") -> None:
 
 
 def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
-                     fitting: bool = False, column_sums: list | None = None,
-                     ) -> tuple[np.ndarray, list[str] | None]:
+                     fitting: bool = False) -> tuple[np.ndarray, list[str] | None]:
     """Return ``X`` as a finite 2-D float64 array (no copy when it is one) and its column names.
 
     Accepts array_like and pandas DataFrames (:func:`is_frame`: names from
@@ -500,9 +499,7 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
     ``X.toarray()``; and for a 1-D ``X``, suggesting ``X.reshape(-1, 1)`` (one
     covariate) and, unless ``fitting``, ``X.reshape(1, -1)`` (one row).
     ``fitting``: ``X`` is a fit's data, which cannot be one row and whose
-    column names must differ (they name the coefficients). ``column_sums``: a
-    list to which the column sums of ``X`` that the finite check computes are
-    appended (float64, p; nothing when ``X`` is empty), for the fit's centring.
+    column names must differ (they name the coefficients).
 
     Examples
     --------
@@ -513,6 +510,13 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
     ...
     ValueError: X contains nan at row 11, column 1
     """
+    return _checked_cox_matrix(X, name, feature_names, row0, fitting)[:2]
+
+
+def _checked_cox_matrix(X, name: str, feature_names, row0: int, fitting: bool,
+                        ) -> tuple[np.ndarray, list[str] | None, np.ndarray | None]:
+    """:func:`check_cox_matrix`, also returning the column sums its finite check
+    computes (float64, p; None when ``X`` is empty), which a fit's centring reuses."""
     from graphpar.kernels.cox import first_nonfinite_row
 
     if is_scipy_sparse(X):
@@ -538,15 +542,14 @@ def check_cox_matrix(X, name: str = "X", feature_names=None, *, row0: int = 0,
             )
         if fitting:  # the names of new rows are not kept
             _check_distinct(names, source, name)
+    sums = None
     if arr.size:
         sums = np.empty(arr.shape[1])
         bad = int(first_nonfinite_row(arr, sums))
-        if column_sums is not None:
-            column_sums.append(sums)
         if bad >= 0:
             j = int(np.flatnonzero(~np.isfinite(arr[bad]))[0])
             raise ValueError(f"{name} contains {arr[bad, j]} {_cox_at(bad, row0, j, names)}")
-    return arr, names
+    return arr, names, sums
 
 
 def _cox_shape_error(name: str, shape: tuple, fitting: bool) -> str:
@@ -766,9 +769,7 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     ...
     ValueError: time must be nonnegative, got -1.0 at row 101
     """
-    sums = []
-    X, names = check_cox_matrix(X, "X", feature_names, row0=row0, fitting=True,
-                                column_sums=sums)
+    X, names, sums = _checked_cox_matrix(X, "X", feature_names, row0, True)
     n, p = X.shape
     if whole and n == 0:
         raise ValueError("X has no rows")
@@ -780,7 +781,7 @@ def check_cox_arrays(X, time, event, strata=None, weights=None, offset=None, *,
     labels, codes = check_cox_strata(strata, n, row0=row0)
     if names is None:
         names = [f"x{j}" for j in range(p)]
-    return CoxArrays(X, time, ev, codes, labels, w, off, names, sums[0] if sums else None)
+    return CoxArrays(X, time, ev, codes, labels, w, off, names, sums)
 
 
 def check_csr_arrays(indptr, indices, data, shape, name: str) -> None:
