@@ -37,7 +37,7 @@ from graphpar.limits import MAX_SCALE, check_memory
 
 __all__ = [
     "kronecker", "uniform", "grid_road", "delaunay_road", "sbm", "edge_range",
-    "kronecker_permutation", "generation_bytes", "sbm_size",
+    "kronecker_permutation", "generation_bytes", "delaunay_bytes", "sbm_size",
 ]
 
 _WEIGHTS = {None: _gen.W_ONE, "none": _gen.W_ONE, "int": _gen.W_INT, "real": _gen.W_REAL}
@@ -399,6 +399,18 @@ def grid_road(rows: int, cols: int | None = None, *, seed: int = 0, max_weight: 
 _DELAUNAY_BYTES_PER_POINT = 500
 
 
+def delaunay_bytes(points: int) -> int:
+    """Estimate the peak bytes of :func:`delaunay_road` with ``points`` points.
+
+    Examples
+    --------
+    >>> delaunay_bytes(400_000) < 400 * 2**20
+    True
+    """
+    points = int(points)
+    return generation_bytes(points, 3 * points, False) + _DELAUNAY_BYTES_PER_POINT * points
+
+
 def delaunay_road(points: int, *, seed: int = 0, extra: float = 0.25,
                   weights: str | None = "int", side: float = 1e6,
                   progress: bool | None = False) -> Graph:
@@ -459,9 +471,7 @@ def delaunay_road(points: int, *, seed: int = 0, extra: float = 0.25,
     if isinstance(side, (bool, np.bool_)) or not isinstance(side, numbers.Real) \
             or not 0.0 < float(side) < np.inf:
         raise ValueError(f"side must be a positive finite number, got {side!r}")
-    check_memory(generation_bytes(points, 3 * points, False)
-                 + _DELAUNAY_BYTES_PER_POINT * points,
-                 what=f"delaunay_road(points={points})")
+    check_memory(delaunay_bytes(points), what=f"delaunay_road(points={points})")
     rng = np.random.default_rng(check_int("seed", seed, 0, 2**64 - 1))
     with _report(1, "triangulating", progress, unit="step") as bar:
         xy = rng.random((points, 2)) * float(side)

@@ -67,6 +67,17 @@ def test_uniform_grid_and_sbm(tmp_path):
              "-o", tmp_path / "g.wel")
     assert r.returncode == 0, r.stderr
     assert _same(read_graph(tmp_path / "g.wel"), generate.grid_road(6, 9, seed=1, max_weight=20))
+    r = _run("delaunay", "--points", 500, "--extra", 0.5, "--seed", 3, "-o", tmp_path / "d.gr")
+    assert r.returncode == 0, r.stderr
+    # a .gr file holds directed arcs: the graph read back is the same arcs, flagged directed
+    back, api = read_graph(tmp_path / "d.gr"), generate.delaunay_road(500, seed=3, extra=0.5)
+    assert (back.n, back.indptr.tolist(), back.indices.tolist(), back.weights.tolist()) == (
+        api.n, api.indptr.tolist(), api.indices.tolist(), api.weights.tolist())
+    r = _run("delaunay", "--points", 300, "--weights", "real", "--side", 10, "-o",
+             tmp_path / "d.npz")
+    assert r.returncode == 0, r.stderr
+    assert _same(read_graph(tmp_path / "d.npz"),
+                 generate.delaunay_road(300, weights="real", side=10.0))
     r = _run("sbm", "--blocks", "20,30", "--p-in", 0.3, "--p-out", 0.05,
              "-o", tmp_path / "s.el", "--format", "el", "--labels", tmp_path / "y.npy")
     assert r.returncode == 0, r.stderr
@@ -113,6 +124,14 @@ def test_same_file_at_one_and_two_threads(tmp_path):
          r"--rows 3 --cols 1000000000000 .* GRAPHPAR_MAX_MEMORY"),
         (["grid", "--rows", 3, "--cols", 0, "-o", "OUT/g.gr"],
          r"argument --cols: must be an integer >= 1, got '0'"),
+        (["delaunay", "--points", 10**12, "-o", "OUT/d.gr"],
+         r"--points 1000000000000 \(1000000000000 vertices\) .* GRAPHPAR_MAX_MEMORY"),
+        (["delaunay", "--points", 2, "-o", "OUT/d.gr"],
+         r"argument --points: must be an integer >= 3, got '2'"),
+        (["delaunay", "--points", 9, "--side", "-1", "-o", "OUT/d.gr"],
+         r"argument --side: must be a positive finite number, got '-1'"),
+        (["delaunay", "--points", 9, "--extra", "2", "-o", "OUT/d.gr"],
+         r"argument --extra: must be a probability in \[0, 1\], got '2'"),
         (["sbm", "--blocks", "100000000", "--p-in", 0.5, "--p-out", 0, "-o", "OUT/s.npz"],
          r"--blocks with 100000000 vertices, --p-in 0.5 --p-out 0.0 .* GRAPHPAR_MAX_MEMORY"),
         (["sbm", "--blocks", "3,-1", "--p-in", 0.5, "--p-out", 0, "-o", "OUT/s.npz"],
@@ -148,7 +167,7 @@ def test_bad_arguments_print_one_error_line(tmp_path, args, message):
 def test_help_lists_the_generators():
     r = _run("--help")
     assert r.returncode == 0
-    for name in ("kron", "uniform", "grid", "sbm"):
+    for name in ("kron", "uniform", "grid", "delaunay", "sbm"):
         assert name in r.stdout
     r = _run("kron", "--help")
     assert r.returncode == 0 and "--edgefactor" in r.stdout and "--weights" in r.stdout

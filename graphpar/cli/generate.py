@@ -1,4 +1,4 @@
-"""``graphpar generate {kron,uniform,grid,sbm} ... -o FILE``: generate a graph and write it.
+"""``graphpar generate {kron,uniform,grid,delaunay,sbm} ... -o FILE``: make a graph, write it.
 
 Serial only: under ``mpiexec`` with more than one rank it refuses (every rank
 would write the same file); ``graphpar sssp --generate`` generates in parallel.
@@ -13,6 +13,7 @@ EXAMPLES = """examples:
   graphpar generate kron --scale 16 --edgefactor 8 --weights real --seed 3 -o k16.mtx
   graphpar generate uniform --n 100000 --m 1000000 -o u.gr.gz
   graphpar generate grid --rows 1000 -o road.gr
+  graphpar generate delaunay --points 400000 -o tri.gr
   graphpar generate sbm --blocks 500,500,500 --p-in 0.02 --p-out 0.001 -o s.npz --labels y.npy
 
 The output format follows the suffix: .gr, .mtx, .el/.txt, .wel or .npz, optionally
@@ -51,6 +52,19 @@ def _blocks(text: str) -> list[int]:
     return sizes
 
 
+def _positive(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
 def _probability(text: str) -> float:
     import argparse
 
@@ -71,7 +85,8 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "generate",
-        help="generate a graph (Kronecker, uniform, grid road, SBM) and write it to a file",
+        help="generate a graph (Kronecker, uniform, grid road, Delaunay road, SBM) and write it "
+        "to a file",
         description="Generate a graph and write it in the format given by the output suffix. "
         "The same seed gives the same graph for any number of threads.",
         epilog=EXAMPLES,
@@ -108,6 +123,19 @@ def register(sub) -> None:
     g.add_argument("--max-weight", type=int_in(1, 2**53), default=255,
                    help="largest weight (default 255)")
 
+    d = kinds.add_parser("delaunay", help="road-like planar triangulation, mean degree 3 "
+                         "(undirected)",
+                         description="Delaunay triangulation of uniform random points in a "
+                         "square, kept as its minimum spanning tree plus each other edge with "
+                         "probability --extra; weights are edge lengths times U[1, 1.6].")
+    d.add_argument("--points", type=int_in(3), required=True, help="number of vertices")
+    d.add_argument("--extra", type=_probability, default=0.25,
+                   help="probability of keeping an edge outside the tree (default 0.25)")
+    d.add_argument("--weights", type=_weights, default="int", metavar="{int,real,none}",
+                   help="int: lengths rounded, at least 1 (default); real: lengths; none: all 1")
+    d.add_argument("--side", type=_positive, default=1e6,
+                   help="side of the square, the scale of the weights (default 1e6)")
+
     s = kinds.add_parser("sbm", help="stochastic block model with planted labels",
                          description="Undirected, unweighted stochastic block model.")
     s.add_argument("--blocks", type=_blocks, required=True,
@@ -118,7 +146,7 @@ def register(sub) -> None:
                    help="edge probability across blocks")
     s.add_argument("--labels", default=None, help="also save the block labels to this .npy")
 
-    for q in (k, u, g, s):
+    for q in (k, u, g, d, s):
         add_shared_options(q, seed=True, json=True, output="the graph (format by suffix)",
                            output_required=True)
         q.add_argument("--format", default=None,
@@ -168,6 +196,10 @@ def run(args, ctx) -> int:
     elif args.generator == "grid":
         graph = generate.grid_road(args.rows, args.cols, seed=args.seed,
                                    max_weight=args.max_weight, progress=progress)
+    elif args.generator == "delaunay":
+        graph = generate.delaunay_road(args.points, seed=args.seed, extra=args.extra,
+                                       weights=args.weights, side=args.side,
+                                       progress=progress)
     else:
         graph, labels = generate.sbm(args.blocks, args.p_in, args.p_out, seed=args.seed,
                                      progress=progress)
@@ -216,6 +248,12 @@ def _check_size(args) -> None:
         cols = args.rows if args.cols is None else args.cols
         n, m, directed = args.rows * cols, args.rows * (cols - 1) + (args.rows - 1) * cols, False
         what = f"--rows {args.rows} --cols {cols}"
+    elif args.generator == "delaunay":
+        from graphpar.generate import delaunay_bytes
+
+        check_memory(delaunay_bytes(args.points),
+                     what=f"--points {args.points} ({args.points} vertices)")
+        return
     else:
         from graphpar.generate import sbm_size
 
