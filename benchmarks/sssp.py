@@ -196,7 +196,7 @@ SWEEP_CS = (0.5, 1.0, 4.0, 8.0)
 SWEEP_SOURCES = 3
 
 
-def sweep_graphs(scale, rows):
+def sweep_graphs(scale, rows, road_points=400_000):
     """The sweep's graphs: (name, Graph), built one at a time."""
     import scipy.sparse as sp
 
@@ -223,6 +223,8 @@ def sweep_graphs(scale, rows):
     yield f"grid {rows} x {rows}, U[0,1) floats", graphpar.Graph(
         grid.indptr, grid.indices, rng.random(grid.nnz))
     del grid
+    yield (f"Delaunay road-like, {road_points} points",
+           generate.delaunay_road(road_points, seed=1))
     data = os.environ.get("GRAPHPAR_DATA")
     rome = Path(data) / "dimacs" / "rome99.gr" if data else None
     if rome is not None and rome.exists():
@@ -254,7 +256,7 @@ def _median_times(g, sources, deltas, threads, repeat, default=None):
             {x: statistics.median(t) for x, t in cpu.items()})
 
 
-def sweep(scale, rows, repeat, threads_list, only=None):
+def sweep(scale, rows, repeat, threads_list, only=None, road_points=400_000):
     """Time a grid of deltas around the default on every sweep graph (those whose name
     contains ``only``, when given); print default / best."""
     from scipy.sparse.csgraph import dijkstra
@@ -265,7 +267,7 @@ def sweep(scale, rows, repeat, threads_list, only=None):
     print(f"delta sweep: {SWEEP_SOURCES} sources per run, median of {repeat} rounds over the "
           f"deltas, load {os.getloadavg()[0]:.2f}")
     summary = []
-    for name, g in sweep_graphs(scale, rows):
+    for name, g in sweep_graphs(scale, rows, road_points):
         if only is not None and only.lower() not in name.lower():
             continue
         sources = _sources(g, SWEEP_SOURCES)
@@ -542,7 +544,7 @@ def main(argv=None):
     p.add_argument("--skip-gap", action="store_true")
     p.add_argument("--only-gap", action="store_true")
     p.add_argument("--road-points", type=int, default=400_000,
-                   help="points of the Delaunay road-like graph in the GAP column")
+                   help="points of the Delaunay road-like graph (GAP column and sweep)")
     p.add_argument("--sweep", action="store_true",
                    help="time a grid of deltas around the default on every graph instead")
     p.add_argument("--sweep-only", metavar="TEXT",
@@ -556,7 +558,8 @@ def main(argv=None):
     threads_list = [t for t in (1, 2) if t <= max_threads()]
     print(f"graphpar {graphpar.__version__}: SSSP benchmark, scipy dijkstra as the reference")
     if args.sweep:
-        sweep(args.scale, args.rows, args.repeat, threads_list, args.sweep_only)
+        sweep(args.scale, args.rows, args.repeat, threads_list, args.sweep_only,
+              args.road_points)
         return
     if args.only_gap:
         gap_section(args.gap_scale, args.gap_rounds, threads_list, args.rows,
