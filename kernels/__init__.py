@@ -6,3 +6,7 @@ in, so each kernel is compiled for a small, fixed set of signatures
 (``int64`` offsets, ``int32``/``int64`` indices, ``float64`` weights, and
 ``float32``/``float64`` features).
 """
+
+from graphpar.kernels.numba_cache import install as _install_keyed_cache
+
+_install_keyed_cache()  # before any kernel module defines its cached functions
