@@ -15,13 +15,14 @@ issue 4807 reports crashes from the same race).
 
 So the caches of graphpar's functions name each data file by a hash of its
 signature key (two signatures never share a file) and write the data before
-the index (an index never names a file not yet complete). The index is read
-again and written under an exclusive lock (``flock`` of a file beside it, where
-the system has one), so that two processes saving at once keep both entries;
-without the lock an entry could be lost, which costs a compilation more later
-but never gives a wrong result. Numbered files were reused after a change of
-the source; hashed ones are not, so each save also removes the function's
-data files that its index no longer names (those of an older source).
+the index (an index never names a file not yet complete). A save holds an
+exclusive lock (``flock`` of a file beside the index, where the system has
+one) while it writes the data, reads the index again and writes it, so that
+two processes saving at once keep both entries; without the lock an entry
+could be lost, which costs a compilation more later but never gives a wrong
+result. Numbered files were reused after a change of the source; hashed ones
+are not, so each save also removes, under the lock, the function's data files
+that its index does not name (those of an older source).
 
 :func:`install` applies this to every cached function whose module is in
 :data:`MODULES`, when Numba makes its cache (at decoration, including the
@@ -49,9 +50,11 @@ class KeyedCacheFile(caching.IndexDataCacheFile):
     """An index and data files whose data file names are hashes of the signature keys."""
 
     def save(self, key, data):
+        # all under the lock: the sweep then never meets another process's data file
+        # written but not yet named by the index
         name = self.data_name_for(key)
-        self._save_data(name, data)  # complete before any index names it
         with self._index_lock():
+            self._save_data(name, data)  # complete before any index names it
             overloads = self._load_index()  # the latest index, read under the lock
             overloads[key] = name
             self._save_index(overloads)

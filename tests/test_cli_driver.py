@@ -46,7 +46,7 @@ HAS = {
     "cox": {"--threads", "--json", "--output", "--quiet"},
     "compile": {"--threads", "--json", "--quiet"},
     **{f"generate {g}": {"--threads", "--seed", "--json", "--output", "--quiet"}
-       for g in ("kron", "uniform", "grid", "sbm")},
+       for g in ("kron", "uniform", "grid", "delaunay", "sbm")},
 }
 SHARED = ("--threads", "--seed", "--json", "--output", "--quiet")
 
