@@ -96,10 +96,19 @@ class KeyedCacheFile(caching.IndexDataCacheFile):
 _original_init = caching.FunctionCache.__init__
 
 
+#: What :class:`KeyedCacheFile` uses of Numba's cache file (checked on Numba 0.68);
+#: a Numba without one of these keeps its own class.
+_NEEDS = ("_index_name", "_index_path", "_cache_path", "_load_index", "_save_index",
+          "_save_data")
+
+
 def _keyed_init(self, py_func):
     _original_init(self, py_func)
-    if getattr(py_func, "__module__", "").startswith(MODULES):
-        self._cache_file.__class__ = KeyedCacheFile
+    cache_file = getattr(self, "_cache_file", None)
+    if (getattr(py_func, "__module__", "").startswith(MODULES)
+            and type(cache_file) is caching.IndexDataCacheFile
+            and all(hasattr(cache_file, name) for name in _NEEDS)):
+        cache_file.__class__ = KeyedCacheFile
 
 
 def install() -> None:
