@@ -312,7 +312,7 @@ def sweep(scale, rows, repeat, threads_list, only=None, road_points=400_000):
 
 
 GAP_ENV = "GAPBS_DIR"
-GAP_DELTAS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+GAP_DELTAS = tuple(2**k for k in range(17))  # 1 to 65536
 
 
 def kernel_call(g, source, delta, threads, widen=True):
