@@ -82,7 +82,8 @@ class KeyedCacheFile(caching.IndexDataCacheFile):
             yield
             return
         try:
-            fcntl.flock(f, fcntl.LOCK_EX)
+            with contextlib.suppress(OSError):  # no locks here (some network file
+                fcntl.flock(f, fcntl.LOCK_EX)  # systems): an entry may be lost
             yield
         finally:
             f.close()  # (releases the lock)
