@@ -16,7 +16,7 @@ issue 4807 reports crashes from the same race).
 So the caches of graphpar's functions name each data file by a hash of its
 signature key (two signatures never share a file) and write the data before
 the index (an index never names a file not yet complete). A save holds an
-exclusive lock (``flock`` of a file beside the index, where the system has
+exclusive lock (``flock`` of a file beside the index, where the system grants
 one) while it writes the data, reads the index again and writes it, so that
 two processes saving at once keep both entries; without the lock an entry
 could be lost, which costs a compilation more later but never gives a wrong
