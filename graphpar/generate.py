@@ -465,9 +465,7 @@ def delaunay_road(points: int, *, seed: int = 0, extra: float = 0.25,
 
     points = check_int("points", points, 3)
     extra = _prob("extra", extra)
-    key = weights.lower() if isinstance(weights, str) else weights
-    if key not in ("int", "real", None, "none"):
-        raise ValueError(f"weights must be 'int', 'real' or None, got {weights!r}")
+    kind, _ = _weight_kind(weights, 1)  # (no largest weight: lengths set the weights)
     if isinstance(side, (bool, np.bool_)) or not isinstance(side, numbers.Real) \
             or not 0.0 < float(side) < np.inf:
         raise ValueError(f"side must be a positive finite number, got {side!r}")
@@ -483,7 +481,7 @@ def delaunay_road(points: int, *, seed: int = 0, extra: float = 0.25,
     del tri
     length = np.linalg.norm(xy[pairs[:, 0]] - xy[pairs[:, 1]], axis=1)
     w = length * rng.uniform(1.0, 1.6, length.size)
-    if key == "int":
+    if kind == _gen.W_INT:
         w = np.maximum(1.0, np.rint(w))
     # the tree of the weights drawn, so that it does not depend on how they are rounded
     # after; a tree edge's code u * points + v is found among the sorted pairs' codes
@@ -495,7 +493,7 @@ def delaunay_road(points: int, *, seed: int = 0, extra: float = 0.25,
     in_tree = np.zeros(pairs.shape[0], dtype=bool)
     in_tree[np.searchsorted(codes, lo * points + hi)] = True
     keep = in_tree | (rng.random(pairs.shape[0]) < extra)
-    if key in (None, "none"):
+    if kind == _gen.W_ONE:
         w = np.ones(w.size)
     return _build(pairs[keep, 0], pairs[keep, 1], w[keep], points, False, progress)
 
