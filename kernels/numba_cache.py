@@ -60,8 +60,13 @@ class KeyedCacheFile(caching.IndexDataCacheFile):
             self._save_index(overloads)
             self._remove_unnamed(set(overloads.values()))
 
+    @property
+    def _stem(self) -> str:
+        """The index's name without ``.nbi``: every data file of the function starts so."""
+        return self._index_name[:-len(".nbi")]
+
     def _remove_unnamed(self, named: set) -> None:
-        prefix = self._index_name[:-len(".nbi")] + "."
+        prefix = self._stem + "."
         try:
             names = os.listdir(self._cache_path)
         except OSError:
@@ -91,7 +96,7 @@ class KeyedCacheFile(caching.IndexDataCacheFile):
     def data_name_for(self, key) -> str:
         """The data file of ``key``: the index's name with a hash of the key."""
         digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
-        return f"{self._index_name[:-len('.nbi')]}.{digest}.nbc"
+        return f"{self._stem}.{digest}.nbc"
 
 
 _original_init = caching.FunctionCache.__init__
